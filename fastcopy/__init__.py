@@ -1,0 +1,45 @@
+"""fastcopy: exact, fast CPU emulation of the Ascend C data-movement instructions.
+
+Kernel code transcribes line by line::
+
+    pipe = TPipe(product="ATLAS_A2")
+    x = pipe.alloc(TPosition.VECIN, "half", 512)
+    DataCopy(x, GlobalTensor(src_array), 512)
+"""
+
+__version__ = "0.1.0"
+
+from .api import DataCopy, register_datacopy
+from .dtypes import as_dtype
+from .errors import (AlignmentError, CapacityError, FastCopyError, FastCopyWarning, OutOfBoundsError, ParamError,
+                     ParamTypeError, RangeError, UnsupportedError)
+from .formats import from_nz, nd2nz_params, nz2nd_params, to_nz
+from .memory import GlobalTensor, LocalTensor, TPipe, current_pipe
+from .ops import datacopy as _datacopy
+from .ops import nz as _nz
+from .ops import slice as _slice
+from .ops.loopmode import DataCopyMVType, ResetLoopModePara, SetLoopModePara
+from .ops.pad import DataCopyPad, PaddingMode, SetPadValue
+from .params import (DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams, Field,
+                     LoopModeParams, Nd2NzParams, Nz2NdParamsFull, ParamStruct, SliceInfo)
+from .products import Phys, Product, TPosition
+from .slicing import slice_infos
+
+register_datacopy("count", _datacopy.plan_data_copy)
+register_datacopy(DataCopyParams, _datacopy.plan_data_copy)
+register_datacopy(Nd2NzParams, _nz.plan_nd2nz)
+register_datacopy(Nz2NdParamsFull, _nz.plan_nz2nd)
+register_datacopy("slice", _slice.plan_slice)
+
+__all__ = [
+    # Ascend C API
+    "DataCopy", "DataCopyPad", "SetPadValue", "SetLoopModePara", "ResetLoopModePara",
+    "DataCopyParams", "DataCopyExtParams", "DataCopyPadExtParams", "DataCopyPadParams", "Nd2NzParams",
+    "Nz2NdParamsFull", "SliceInfo", "LoopModeParams", "PaddingMode", "DataCopyMVType",
+    "GlobalTensor", "LocalTensor", "TPipe", "TPosition",
+    # fastcopy
+    "Product", "Phys", "to_nz", "from_nz", "nd2nz_params", "nz2nd_params", "slice_infos", "as_dtype",
+    "current_pipe", "register_datacopy", "ParamStruct", "Field",
+    "FastCopyError", "FastCopyWarning", "ParamError", "ParamTypeError", "RangeError", "AlignmentError",
+    "UnsupportedError", "OutOfBoundsError", "CapacityError",
+]

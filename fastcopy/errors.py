@@ -1,0 +1,44 @@
+"""One error hierarchy and one warning class.
+
+Every message names the API, the field, the value, the allowed range and unit, and the product, e.g.
+``DataCopy(Nd2NzParams): dValue=70000 is outside [0, 65535] elements (uint16_t) on Atlas A2``.
+On any error nothing has been written.
+"""
+
+from __future__ import annotations
+
+
+class FastCopyError(Exception):
+    """Base class of every error fastcopy raises. Nothing is written when one is raised."""
+
+
+class ParamError(FastCopyError, ValueError):
+    """A parameter value is not allowed: outside its C++ type or its documented range, or inconsistent."""
+
+
+class ParamTypeError(ParamError):
+    """A value cannot be stored in the C++ type of its field (it would wrap on the device)."""
+
+
+class RangeError(ParamError):
+    """A value fits its C++ type but is outside the documented range for this product and path."""
+
+
+class AlignmentError(FastCopyError, ValueError):
+    """A tensor start address (or a derived address) is not aligned as the path requires."""
+
+
+class UnsupportedError(FastCopyError, TypeError):
+    """The hardware cannot do this: path, dtype or prototype not available on this product."""
+
+
+class OutOfBoundsError(FastCopyError, IndexError):
+    """A byte span the call reads or writes is not inside its tensor."""
+
+
+class CapacityError(FastCopyError, MemoryError):
+    """An on-chip buffer has no room for an allocation."""
+
+
+class FastCopyWarning(UserWarning):
+    """What the hardware does but is almost never meant (rounding, overlaps, emulation limits, undefined fills)."""

@@ -1,0 +1,167 @@
+"""Run a plan on tensors: kernels on unsigned views for data and definedness, or the exact path.
+
+The exact path (numpy, slower) resolves calls whose writes may overlap (spec 8.2, 11.2: a byte written more
+than once with different values becomes undefined) and calls whose source and destination share bytes
+(read-before-write, spec 0). Everything else runs the numba kernels.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .errors import FastCopyWarning
+from .kernels import all_set, copy_strided, fill_strided
+from .plan import Convert, Fill, Move, Plan
+
+_ONES = np.uint64(0x0101010101010101)
+
+
+def _ones(w: int) -> np.uint64:
+    return np.uint64(int(_ONES) & ((1 << (8 * w)) - 1))
+
+
+def _poison(mem, w: int) -> np.uint64:
+    return np.uint64(int.from_bytes(bytes([mem.poison]) * w, "little"))
+
+
+def execute(plan: Plan, dst, src) -> None:
+    """Apply ``plan`` (built for these tensors' signatures) and emit its warnings."""
+    for msg in plan.warnings:
+        warnings.warn(msg, FastCopyWarning, stacklevel=3)
+    if not plan.steps:
+        return
+    exact = plan.exact
+    if src is not None and src.memory is dst.memory and plan.read is not None:
+        a0, a1 = src.offset + plan.read[0], src.offset + plan.read[1]
+        b0, b1 = dst.offset + plan.write[0], dst.offset + plan.write[1]
+        exact = exact or (a0 < b1 and b0 < a1)
+    if exact:
+        _run_exact(plan, dst, src)
+    else:
+        _run_fast(plan, dst, src)
+
+
+def _run_fast(plan: Plan, dst, src) -> None:
+    dmem = dst.memory
+    for ks in plan.ksteps:
+        w = ks.w
+        if ks.kind == "copy":
+            smem = src.memory
+            dview, dshift = dmem.view(w)
+            sview, sshift = smem.view(w)
+            dbase = (dst.offset - dshift) // w
+            sbase = (src.offset - sshift) // w
+            copy_strided(dview, dbase, sview, sbase, ks.doffs, ks.soffs, ks.burst, ks.loops)
+            if smem.plane is None:
+                if dmem.plane is not None:
+                    pview, _ = dmem.view(w, plane=True)
+                    fill_strided(pview, dbase, ks.doffs, ks.burst, ks.loops, _ones(w))
+            else:
+                sp, _ = smem.view(w, plane=True)
+                if dmem.plane is None:
+                    if all_set(sp, sbase, ks.soffs, ks.burst, ks.loops, _ones(w)):
+                        continue
+                    dmem.materialize_plane()
+                dp, _ = dmem.view(w, plane=True)
+                copy_strided(dp, dbase, sp, sbase, ks.doffs, ks.soffs, ks.burst, ks.loops)
+        elif ks.kind == "fill":
+            dview, dshift = dmem.view(w)
+            dbase = (dst.offset - dshift) // w
+            value = ks.value if ks.defined else _poison(dmem, w)
+            fill_strided(dview, dbase, ks.doffs, ks.burst, ks.loops, value)
+            if ks.defined:
+                if dmem.plane is not None:
+                    pview, _ = dmem.view(w, plane=True)
+                    fill_strided(pview, dbase, ks.doffs, ks.burst, ks.loops, _ones(w))
+            else:
+                dmem.materialize_plane()
+                pview, _ = dmem.view(w, plane=True)
+                fill_strided(pview, dbase, ks.doffs, ks.burst, ks.loops, np.uint64(0))
+        else:
+            idx, val, dfd = _convert_writes(ks.step, dst, src)
+            _scatter(dst, idx, val, dfd)
+
+
+# --------------------------------------------------------------------------------------------- exact path
+def _grid(offs, burst, loops, col) -> np.ndarray:
+    """Byte offsets of every burst byte, in loop order (outer -> inner)."""
+    g = np.asarray(offs, np.int64)
+    for lp in loops:
+        g = (g[:, None] + np.arange(lp[0], dtype=np.int64)[None, :] * lp[col]).reshape(-1)
+    return (g[:, None] + np.arange(burst, dtype=np.int64)[None, :]).reshape(-1)
+
+
+def _src_bytes(src, idx):
+    mem = src.memory
+    pos = src.offset + idx
+    vals = mem.data[pos]
+    dfd = np.ones(idx.size, bool) if mem.plane is None else mem.plane[pos].astype(bool)
+    return vals, dfd
+
+
+def _convert_writes(step: Convert, dst, src):
+    es_s, es_d = step.src_dtype.itemsize, step.dst_dtype.itemsize
+    sidx = _grid(step.src_offs, step.n * es_s, step.loops, 1)
+    didx = _grid(step.dst_offs, step.n * es_d, step.loops, 2)
+    vals, dfd = _src_bytes(src, sidx)
+    out = vals.view(step.src_dtype).astype(step.dst_dtype).view(np.uint8)
+    dfd_el = dfd.reshape(-1, es_s).all(axis=1)
+    return didx, out, np.repeat(dfd_el, es_d)
+
+
+def _step_writes(step, dst, src):
+    if isinstance(step, Move):
+        sidx = _grid(step.src_offs, step.burst, step.loops, 1)
+        didx = _grid(step.dst_offs, step.burst, step.loops, 2)
+        vals, dfd = _src_bytes(src, sidx)
+        return didx, vals, dfd
+    if isinstance(step, Fill):
+        didx = _grid(step.dst_offs, step.burst, step.loops, 1)
+        if step.pattern is None:
+            return didx, np.full(didx.size, dst.memory.poison, np.uint8), np.zeros(didx.size, bool)
+        pat = np.frombuffer(step.pattern, np.uint8)
+        return didx, np.resize(pat, didx.size), np.ones(didx.size, bool)
+    return _convert_writes(step, dst, src)
+
+
+def _scatter(dst, idx, val, dfd) -> None:
+    mem = dst.memory
+    pos = dst.offset + idx
+    mem.data[pos] = val
+    if mem.plane is not None or not dfd.all():
+        mem.materialize_plane()[pos] = dfd
+
+
+def _run_exact(plan: Plan, dst, src) -> None:
+    # gather everything first (read-before-write), in program order
+    parts = [_step_writes(s, dst, src) for s in plan.steps]
+    idx = np.concatenate([p[0] for p in parts])
+    val = np.concatenate([p[1] for p in parts])
+    dfd = np.concatenate([p[2] for p in parts])
+    order = np.argsort(idx, kind="stable")
+    idx, val, dfd = idx[order], val[order], dfd[order]
+    first = np.ones(idx.size, bool)
+    first[1:] = idx[1:] != idx[:-1]
+    starts = np.flatnonzero(first)
+    key = val.astype(np.int16) * 2 + dfd
+    conflict = np.minimum.reduceat(key, starts) != np.maximum.reduceat(key, starts)
+    last = np.append(starts[1:], idx.size) - 1
+    uidx, uval, udfd = idx[last], val[last].copy(), dfd[last].copy()
+    multi = int(np.count_nonzero(last - starts))
+    if multi:
+        uval[conflict] = dst.memory.poison
+        udfd[conflict] = False
+        warnings.warn(f"{plan.api}: writes overlap: {multi} destination bytes are written more than once in one "
+                      f"call, {int(conflict.sum())} of them with different values; the hardware order is "
+                      "unspecified, so those are undefined", FastCopyWarning, stacklevel=4)
+    _scatter(dst, uidx, uval, udfd)
+    if src is not None and src.memory is dst.memory:
+        read = np.concatenate([_grid(s.src_offs, s.burst if isinstance(s, Move) else s.n * s.src_dtype.itemsize,
+                                     s.loops, 1) for s in plan.steps if not isinstance(s, Fill)] or [idx[:0]])
+        shared = np.intersect1d(src.offset + read, dst.offset + uidx)
+        if shared.size:
+            warnings.warn(f"{plan.api}: source and destination share {shared.size} bytes; fastcopy reads the "
+                          "whole source before writing, the hardware does not promise that", FastCopyWarning,
+                          stacklevel=4)

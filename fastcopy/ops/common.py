@@ -1,0 +1,90 @@
+"""Validation helpers shared by the planners: call context, path/dtype support, ranges, alignment.
+
+Planners are pure functions of hashable values (param keys, :class:`TensorSig`, product, state) so that
+``functools.lru_cache`` can cache their plans; they never see the tensors' data.
+Messages follow one pattern: ``API(Struct): field=value is outside [lo, hi] unit on Product``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..dtypes import ascend_name
+from ..errors import AlignmentError, FastCopyError, RangeError, UnsupportedError
+from ..memory import TensorSig, _Tensor
+from ..products import ALIGN, ALIGN_GM, Phys, Product, dtype_list, dtype_ok
+
+
+class Call(NamedTuple):
+    """A call as planners see it: API name, product, source and destination signatures (hashable)."""
+
+    api: str
+    product: Product
+    src: TensorSig
+    dst: TensorSig
+
+    @property
+    def path(self) -> tuple:
+        return self.src.phys, self.dst.phys
+
+    @property
+    def path_text(self) -> str:
+        return f"{self.src.position}->{self.dst.position} ({self.src.phys}->{self.dst.phys})"
+
+
+def core_of(api: str, dst, src):
+    """Check the operands are tensors; return the TPipe (core) of the local one(s)."""
+    for role, t in (("dst", dst), ("src", src)):
+        if not isinstance(t, _Tensor):
+            raise FastCopyError(f"{api}: {role} must be a GlobalTensor or LocalTensor, got {type(t).__name__}")
+    if dst.is_global:
+        if src.is_global:
+            raise UnsupportedError(f"{api}: GM -> GM is not a path; one side must be a LocalTensor")
+        return src.pipe
+    if not src.is_global and src.pipe is not dst.pipe:
+        raise UnsupportedError(f"{api}: the two LocalTensors belong to different TPipes (cores); a core cannot "
+                               "address another core's buffers")
+    return dst.pipe
+
+
+def check_path(call: Call, table: dict, dtype=None):
+    """Raise UnsupportedError unless (physical path, dtype) is in ``table[product]``; return the dtype set."""
+    paths = table.get(call.product, {})
+    if call.path not in paths:
+        have = ", ".join(f"{a}->{b}" for a, b in paths) or "none"
+        raise UnsupportedError(f"{call.api}: path {call.path_text} is not supported on {call.product}; "
+                               f"supported there: {have}")
+    dtypes = paths[call.path]
+    if dtype is not None and not dtype_ok(dtypes, dtype):
+        raise UnsupportedError(f"{call.api}: dtype {ascend_name(dtype)} is not supported on {call.path_text} on "
+                               f"{call.product}; supported: {dtype_list(dtypes)}")
+    return dtypes
+
+
+def check_same_dtype(call: Call) -> None:
+    if call.src.dtype != call.dst.dtype:
+        raise UnsupportedError(f"{call.api}: source is {ascend_name(call.src.dtype)} but destination is "
+                               f"{ascend_name(call.dst.dtype)}; this path moves data without conversion")
+
+
+def check_range(api: str, field: str, value: int, lo: int, hi: int, unit: str, product: Product,
+                why: str = "") -> None:
+    """RangeError unless ``lo <= value <= hi``."""
+    if not lo <= value <= hi:
+        extra = f" ({why})" if why else ""
+        raise RangeError(f"{api}: {field}={value} is outside [{lo}, {hi}] {unit} on {product}{extra}")
+
+
+def check_alignment(call: Call, gm_rule: str) -> None:
+    """Start-address alignment of both tensors (spec 1.4). ``gm_rule``: the ALIGN_GM key of the op."""
+    for role, t in (("dst", call.dst), ("src", call.src)):
+        if t.phys is Phys.GM:
+            rule = ALIGN_GM[gm_rule]
+            align = t.itemsize if rule == "es" else rule
+            what = f"a multiple of sizeof({ascend_name(t.dtype)}) = {align} bytes"
+        else:
+            align = ALIGN[t.phys]
+            what = f"{align}-byte aligned"
+        if align > 1 and t.addr_mod % align:
+            raise AlignmentError(f"{call.api}: {role} start address ({t.position}, {t.phys}) is not {what} on "
+                                 f"{call.product}: address % {align} = {t.addr_mod % align}")

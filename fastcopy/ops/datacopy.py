@@ -1,0 +1,128 @@
+"""Basic DataCopy (spec 3): ``count`` and ``DataCopyParams`` forms on every GM/UB/L1/BiasTable/Fixpipe path.
+
+Burst ``i`` (spec 3.2): ``copy(D + i*(blockLen*Lb + dstGap*Gd), S + i*(blockLen*Lb + srcGap*Gs), blockLen*Lb)``;
+units ``Lb``, ``Gs``, ``Gd`` per path and product from :data:`UNITS` (spec 3.3). The L1 -> Fixpipe gaps are
+head-to-head. ``count`` = ``DataCopyParams(1, floor(count*es / Lc), 0, 0)`` (spec 3.4).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from ..dtypes import ascend_name
+from ..errors import RangeError, UnsupportedError
+from ..params import DataCopyParams
+from ..plan import Convert, Move, make_plan, writes_may_overlap
+from ..products import DATACOPY_CONVERT, DATACOPY_PATHS, ZERO_IS_NOOP, Phys, Product
+from .loopmode import loop_mode, with_loop_mode
+from .common import Call, check_alignment, check_path, check_range, core_of
+
+API = "DataCopy"
+_350 = Product.ATLAS_350
+
+#: (path, is 350) -> (blockLen unit Lb, srcGap unit Gs, dstGap unit Gd, head-to-head, count divisor Lc) in bytes.
+UNITS = {
+    ((Phys.L1, Phys.BT), False): (64, 32, 64, False, 64),
+    ((Phys.L1, Phys.BT), True): (32, 32, 32, False, 32),
+    ((Phys.L1, Phys.FB), False): (128, 32, 128, True, 128),
+    ((Phys.L1, Phys.FB), True): (64, 32, 64, True, 128),
+}
+_DEFAULT_UNITS = (32, 32, 32, False, 32)
+_UNIT_NAMES = {32: "32-byte blocks", 64: "64-byte units", 128: "128-byte units"}
+
+
+def units(src_phys: Phys, dst_phys: Phys, product: Product) -> tuple:
+    return UNITS.get(((src_phys, dst_phys), product is _350), _DEFAULT_UNITS)
+
+
+def plan_data_copy(dst, src, arg):
+    """Plan ``DataCopy(dst, src, count | DataCopyParams)`` (cached)."""
+    pipe = core_of(API, dst, src)
+    loop = loop_mode(pipe, src.memory.phys, dst.memory.phys) if pipe.state else None
+    if isinstance(arg, DataCopyParams):
+        return _plan_params(arg.key(), src._sig, dst._sig, pipe.product, loop)
+    return _plan_count(arg, src._sig, dst._sig, pipe.product, loop)
+
+
+@lru_cache(maxsize=4096)
+def _plan_count(count, src, dst, product, loop):
+    call = Call(f"{API}(count)", product, src, dst)
+    api = call.api
+    _check_common(call)
+    check_range(api, "count", count, 0, 2**32 - 1, "elements (uint32_t)", product)
+    lb, _, _, _, lc = units(src.phys, dst.phys, product)
+    es = src.itemsize
+    n = count * es // lc
+    warns = []
+    if count * es % lc:
+        warns.append(f"{api}: count*sizeof({ascend_name(src.dtype)}) = {count * es} bytes is not a multiple "
+                     f"of {lc}; rounded down to {n * lc} bytes on {product} (the rest is not copied)")
+    if call.path == (Phys.L1, Phys.FB) and product is _350:
+        warns.append(f"{api}: on {product} the count form of L1->Fixpipe moves floor(count*es/128) units of "
+                     f"64 bytes = {n * lb} of {count * es} bytes; use DataCopyParams")
+    if n == 0 and product not in ZERO_IS_NOOP:
+        raise RangeError(f"{api}: count={count} moves 0 whole {lc}-byte units (count*sizeof(T) = {count * es} "
+                         f"bytes); blockLen=0 is outside [1, 65535] on {product}")
+    if n > 65535:
+        raise RangeError(f"{api}: count={count} gives blockLen={n}, outside [1, 65535] {_UNIT_NAMES[lc]} on "
+                         f"{product}; split the copy or use DataCopyParams with blockCount")
+    return _build(call, 1, n, 0, 0, warns, loop)
+
+
+@lru_cache(maxsize=4096)
+def _plan_params(pkey, src, dst, product, loop):
+    call = Call(f"{API}(DataCopyParams)", product, src, dst)
+    api = call.api
+    DataCopyParams(*pkey).check_types(api, product)
+    _check_common(call)
+    block_count, block_len, src_gap, dst_gap = pkey
+    lb = units(src.phys, dst.phys, product)[0]
+    if block_count == 0 or block_len == 0:
+        if product in ZERO_IS_NOOP:
+            return make_plan(api, (), src, dst)
+        field = "blockCount" if block_count == 0 else "blockLen"
+        lo_hi = "[1, 4095] bursts" if field == "blockCount" else f"[1, 65535] {_UNIT_NAMES[lb]}"
+        raise RangeError(f"{api}: {field}=0 is outside {lo_hi} on {product} (0 is a no-op only on "
+                         "Atlas A2, Atlas A3 and Atlas 350)")
+    check_range(api, "blockCount", block_count, 1, 4095, "bursts", product)
+    check_range(api, "blockLen", block_len, 1, 65535, _UNIT_NAMES[lb], product)
+    if call.path == (Phys.L1, Phys.BT) and product is _350 and src.itemsize == 4 and block_len % 2:
+        raise RangeError(f"{api}: blockLen={block_len} must be even for 4-byte types on L1->BiasTable on {product}")
+    return _build(call, block_count, block_len, src_gap, dst_gap, [], loop)
+
+
+def _check_common(call: Call) -> None:
+    src_dt, dst_dt = call.src.dtype, call.dst.dtype
+    if str(src_dt) == "int4" or str(dst_dt) == "int4":
+        raise UnsupportedError(f"{call.api}: int4b_t is not supported by basic DataCopy (spec 8.4)")
+    if src_dt != dst_dt:
+        pairs = DATACOPY_CONVERT.get(call.product, frozenset())
+        if call.path != (Phys.L1, Phys.BT) or (src_dt, dst_dt) not in pairs:
+            have = ", ".join(f"{ascend_name(a)}->{ascend_name(b)}" for a, b in sorted(pairs, key=str)) or "none"
+            raise UnsupportedError(f"{call.api}: {ascend_name(src_dt)} -> {ascend_name(dst_dt)} on "
+                                   f"{call.path_text} is not supported on {call.product}; DataCopy converts only "
+                                   f"on C1->C2 (L1->BiasTable): {have}")
+        if "count" in call.api:
+            raise UnsupportedError(f"{call.api}: the dtype-changing L1->BiasTable prototype takes DataCopyParams")
+        check_path(call, DATACOPY_PATHS)
+    else:
+        check_path(call, DATACOPY_PATHS, src_dt)
+    check_alignment(call, "DataCopy")
+
+
+def _build(call: Call, block_count, block_len, src_gap, dst_gap, warns, loop=None):
+    lb, gs, gd, head, _ = units(call.src.phys, call.dst.phys, call.product)
+    burst = block_len * lb
+    if block_count == 0 or burst == 0:
+        return make_plan(call.api, (), call.src, call.dst, warns)
+    src_dt, dst_dt = call.src.dtype, call.dst.dtype
+    if src_dt != dst_dt:  # L1 -> BiasTable widening (spec 3.6): bursts counted on the source
+        grow = dst_dt.itemsize // src_dt.itemsize
+        step = Convert((0,), (0,), burst // src_dt.itemsize,
+                       ((block_count, burst + src_gap * gs, grow * burst + dst_gap * gd),), src_dt, dst_dt)
+    elif head:
+        step = Move((0,), (0,), burst, ((block_count, src_gap * gs, dst_gap * gd),))
+    else:
+        step = Move((0,), (0,), burst, ((block_count, burst + src_gap * gs, burst + dst_gap * gd),))
+    steps = with_loop_mode((step,), loop)
+    return make_plan(call.api, steps, call.src, call.dst, warns, exact=writes_may_overlap(steps))

@@ -1,0 +1,244 @@
+"""Plans: what a validated call will do, as a small DMA program over byte offsets.
+
+A planner (one per op family, in ``fastcopy/ops``) validates (params, tensors, product) and returns an
+immutable :class:`Plan`: the ordered steps (strided bursts and fills), the exact byte spans read and written
+(checked against the tensors here, before anything runs), warnings to emit, and whether writes may overlap.
+Plans are cached by the planners (LRU) on (params, tensor signatures, product, state).
+
+Offsets and strides in steps are bytes relative to the start of the source / destination tensor.
+"""
+
+from __future__ import annotations
+
+from math import gcd
+from typing import NamedTuple
+
+import numpy as np
+
+from .errors import OutOfBoundsError
+
+MAX_LOOPS = 4
+
+
+class Move(NamedTuple):
+    """For each ``(s, d)`` in ``zip(src_offs, dst_offs)`` and each loop index: copy ``burst`` bytes.
+
+    ``loops`` = ((count, src_stride, dst_stride), ...) outer -> inner, head-to-head byte strides.
+    """
+
+    src_offs: tuple
+    dst_offs: tuple
+    burst: int
+    loops: tuple
+
+
+class Fill(NamedTuple):
+    """Write ``pattern`` (one element's bytes, repeated) over each burst; ``pattern=None`` = undefined (poison).
+
+    ``loops`` = ((count, dst_stride), ...).
+    """
+
+    dst_offs: tuple
+    burst: int
+    loops: tuple
+    pattern: bytes | None
+
+
+class Convert(NamedTuple):
+    """Element-converting move (L1 -> BiasTable half/bfloat16 -> float): like Move, ``n`` source elements per
+    burst, converted from ``src_dtype`` to ``dst_dtype``; ``loops`` strides are bytes on each side."""
+
+    src_offs: tuple
+    dst_offs: tuple
+    n: int
+    loops: tuple
+    src_dtype: np.dtype
+    dst_dtype: np.dtype
+
+
+class KStep(NamedTuple):
+    """A step lowered for the kernels: offsets/strides in units of the view width ``w``."""
+
+    kind: str  # "copy" | "fill" | "convert"
+    w: int
+    doffs: np.ndarray
+    soffs: np.ndarray
+    burst: int
+    loops: np.ndarray  # int64 [MAX_LOOPS, 3]
+    value: np.uint64  # fill value replicated to the width (fills); poison marker handled by the executor
+    defined: bool  # fills: pattern documented
+    step: object  # the original step
+
+
+class Plan(NamedTuple):
+    api: str
+    steps: tuple
+    ksteps: tuple
+    read: tuple | None  # (lo, hi) bytes of the source tensor read, or None
+    write: tuple | None  # (lo, hi) bytes of the destination tensor written, or None
+    warnings: tuple
+    exact: bool  # writes may overlap: run the exact (slow) path that resolves multiply-written bytes
+    nbytes: int  # bytes written (for reports)
+
+
+NOOP = Plan("noop", (), (), None, None, (), False, 0)
+
+
+def _extent(offs, burst, loops, col):
+    lo = min(offs)
+    hi = max(offs)
+    for lp in loops:
+        n, s = lp[0], lp[col]
+        if n > 1:
+            if s >= 0:
+                hi += (n - 1) * s
+            else:
+                lo += (n - 1) * s
+    return lo, hi + burst
+
+
+def step_spans(step) -> tuple:
+    """((read lo, hi) or None, (write lo, hi)) in bytes of one step."""
+    if isinstance(step, Fill):
+        return None, _extent(step.dst_offs, step.burst, step.loops, 1)
+    if isinstance(step, Convert):
+        es_s, es_d = step.src_dtype.itemsize, step.dst_dtype.itemsize
+        return (_extent(step.src_offs, step.n * es_s, step.loops, 1),
+                _extent(step.dst_offs, step.n * es_d, step.loops, 2))
+    return _extent(step.src_offs, step.burst, step.loops, 1), _extent(step.dst_offs, step.burst, step.loops, 2)
+
+
+def _hull(spans):
+    spans = [s for s in spans if s is not None]
+    if not spans:
+        return None
+    return min(s[0] for s in spans), max(s[1] for s in spans)
+
+
+def _written(step) -> int:
+    count = 1
+    for lp in step.loops:
+        count *= lp[0]
+    size = step.n * step.dst_dtype.itemsize if isinstance(step, Convert) else step.burst
+    return len(step.dst_offs) * count * size
+
+
+def check_span(api: str, role: str, span, tensor_nbytes: int, what: str) -> None:
+    """Raise OutOfBoundsError unless bytes ``[lo, hi)`` lie inside a tensor of ``tensor_nbytes`` bytes."""
+    lo, hi = span
+    if lo < 0 or hi > tensor_nbytes:
+        bad = lo if lo < 0 else hi
+        raise OutOfBoundsError(f"{api}: the {role} span is bytes [{lo}, {hi}) of the {what} tensor, which has "
+                               f"{tensor_nbytes} bytes: needs {hi - min(lo, 0)} bytes, {tensor_nbytes} available "
+                               f"(first byte outside at offset {bad})")
+
+
+def _width(values, residues) -> int:
+    g = 0
+    for v in values:
+        g = gcd(g, int(v))
+    for r in residues:
+        g = gcd(g, int(r))
+    for w in (8, 4, 2):
+        if g % w == 0:
+            return w
+    return 1
+
+
+def _loops_array(loops, w, cols) -> np.ndarray:
+    arr = np.zeros((MAX_LOOPS, 3), np.int64)
+    arr[:, 0] = 1
+    if len(loops) > MAX_LOOPS:
+        raise AssertionError("plan step has more loops than the kernels support")
+    base = MAX_LOOPS - len(loops)
+    for i, lp in enumerate(loops):
+        arr[base + i, 0] = lp[0]
+        for c_src, c_dst in cols:
+            arr[base + i, c_dst] = lp[c_src] // w
+    return arr
+
+
+def _replicate(pattern: bytes, w: int) -> np.uint64:
+    reps = max(1, w // len(pattern))
+    return np.frombuffer((pattern * reps)[:w].ljust(8, b"\0"), np.uint64)[0]
+
+
+def _units(offs, residue: int, w: int) -> np.ndarray:
+    """Offsets in view units, relative to ``(tensor.offset - view shift) // w`` (added by the executor)."""
+    return np.array([(residue % w + o) // w for o in offs], np.int64)
+
+
+def lower(step, src_residue: int, dst_residue: int) -> KStep:
+    """Lower a step to kernel units: the widest unsigned view dividing every offset, stride and burst."""
+    if isinstance(step, Move):
+        vals = [step.burst, *[lp[1] for lp in step.loops], *[lp[2] for lp in step.loops]]
+        w = _width(vals + [src_residue + o for o in step.src_offs] + [dst_residue + o for o in step.dst_offs], ())
+        return KStep("copy", w, _units(step.dst_offs, dst_residue, w), _units(step.src_offs, src_residue, w),
+                     step.burst // w,
+                     _loops_array(step.loops, w, ((1, 1), (2, 2))), np.uint64(0), True, step)
+    if isinstance(step, Fill):
+        es = len(step.pattern) if step.pattern is not None else 1
+        vals = [step.burst, *[lp[1] for lp in step.loops]] + [dst_residue + o for o in step.dst_offs]
+        w = _width(vals, ())
+        if step.pattern is not None and w < es and len(set(step.pattern)) > 1:
+            raise AssertionError("fill pattern wider than the view width")
+        value = _replicate(step.pattern, w) if step.pattern is not None else np.uint64(0)
+        return KStep("fill", w, _units(step.dst_offs, dst_residue, w), np.zeros(0, np.int64),
+                     step.burst // w, _loops_array(step.loops, w, ((1, 2),)), value, step.pattern is not None,
+                     step)
+    return KStep("convert", 1, np.zeros(0, np.int64), np.zeros(0, np.int64), 0, np.zeros((MAX_LOOPS, 3), np.int64),
+                 np.uint64(0), True, step)
+
+
+def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False) -> Plan:
+    """Check every span against the tensors and lower the steps. ``src``/``dst`` are
+    :class:`fastcopy.memory.TensorSig` (``src`` may be None for fill-only plans)."""
+    steps = tuple(steps)
+    if not steps:
+        return Plan(api, (), (), None, None, tuple(warnings), False, 0)
+    spans = [step_spans(s) for s in steps]
+    read = _hull(r for r, _ in spans)
+    write = _hull(w for _, w in spans)
+    if read is not None:
+        check_span(api, "read", read, src.nbytes, "source")
+    check_span(api, "write", write, dst.nbytes, "destination")
+    src_res = src.host_mod if src is not None else 0
+    ksteps = tuple(lower(s, src_res, dst.host_mod) for s in steps)
+    return Plan(api, steps, ksteps, read, write, tuple(warnings), exact, sum(_written(s) for s in steps))
+
+
+def injective(burst: int, loops, col: int = 2) -> bool:
+    """True if no two bursts of one step can write the same byte (sufficient test: each loop's stride clears
+    the extent of everything inside it, taken in order of increasing stride)."""
+    extent = burst
+    for lp in sorted((lp for lp in loops if lp[0] > 1), key=lambda lp: abs(lp[col])):
+        s = abs(lp[col])
+        if s < extent:
+            return False
+        extent = s * (lp[0] - 1) + extent
+    return True
+
+
+def writes_may_overlap(steps, limit: int = 1 << 16) -> bool:
+    """Whether any destination byte may be written twice. Exact for small plans, conservative above ``limit``."""
+    steps = [s for s in steps]
+    if len(steps) == 1 and not isinstance(steps[0], Convert):
+        s = steps[0]
+        col = 1 if isinstance(s, Fill) else 2
+        if len(s.dst_offs) == 1 and injective(s.burst, s.loops, col):
+            return False
+    total = sum(_written(s) for s in steps)
+    if total > limit:
+        return True
+    from .execute import _grid
+
+    idx = []
+    for s in steps:
+        if isinstance(s, Fill):
+            idx.append(_grid(s.dst_offs, s.burst, s.loops, 1))
+        elif isinstance(s, Convert):
+            idx.append(_grid(s.dst_offs, s.n * s.dst_dtype.itemsize, s.loops, 2))
+        else:
+            idx.append(_grid(s.dst_offs, s.burst, s.loops, 2))
+    idx = np.concatenate(idx)
+    return np.unique(idx).size != idx.size
