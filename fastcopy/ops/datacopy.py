@@ -86,8 +86,6 @@ def _plan_params(pkey, src, dst, product, loop):
                          "Atlas A2, Atlas A3 and Atlas 350)")
     check_range(api, "blockCount", block_count, 1, 4095, "bursts", product)
     check_range(api, "blockLen", block_len, 1, 65535, _UNIT_NAMES[lb], product)
-    if call.path == (Phys.L1, Phys.BT) and product is _350 and src.itemsize == 4 and block_len % 2:
-        raise RangeError(f"{api}: blockLen={block_len} must be even for 4-byte types on L1->BiasTable on {product}")
     return _build(call, block_count, block_len, src_gap, dst_gap, [], loop)
 
 
@@ -111,6 +109,9 @@ def _check_common(call: Call) -> None:
 
 
 def _build(call: Call, block_count, block_len, src_gap, dst_gap, warns, loop=None):
+    if call.path == (Phys.L1, Phys.BT) and call.product is _350 and call.src.itemsize == 4 and block_len % 2:
+        raise RangeError(f"{call.api}: blockLen={block_len} must be even for 4-byte types on L1->BiasTable on "
+                         f"{call.product} (32-byte units of source)")
     lb, gs, gd, head, _ = units(call.src.phys, call.dst.phys, call.product)
     burst = block_len * lb
     if block_count == 0 or burst == 0:
