@@ -7,6 +7,7 @@ than once with different values becomes undefined) and calls whose source and de
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -15,11 +16,9 @@ from .errors import FastCopyWarning
 from .kernels import all_set, copy_strided, fill_strided
 from .plan import Convert, Fill, Move, Plan
 
-_ONES = np.uint64(0x0101010101010101)
-
-
-def _ones(w: int) -> np.uint64:
-    return np.uint64(int(_ONES) & ((1 << (8 * w)) - 1))
+#: 0x01 in every byte of a unit, by view width (the definedness plane's "defined")
+_ONES = {w: np.uint64(int.from_bytes(b"\x01" * w, "little")) for w in (1, 2, 4, 8)}
+_ONE_BYTE, _ZERO_BYTE = np.uint8(1), np.uint8(0)
 
 
 def _poison(mem, w: int) -> np.uint64:
@@ -43,45 +42,77 @@ def execute(plan: Plan, dst, src) -> None:
         _run_fast(plan, dst, src)
 
 
+_pool = None
+
+
+def _parallel(fn, chunks) -> None:
+    """Run ``fn(chunk)`` for every chunk: the first in this thread, the others in the pool (GIL released)."""
+    global _pool
+    if len(chunks) == 1:
+        fn(chunks[0])
+        return
+    if _pool is None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _pool = ThreadPoolExecutor(max_workers=len(chunks) - 1, thread_name_prefix="fastcopy")
+    futures = [_pool.submit(fn, c) for c in chunks[1:]]
+    fn(chunks[0])
+    for f in futures:
+        f.result()
+
+
 def _run_fast(plan: Plan, dst, src) -> None:
     dmem = dst.memory
     for ks in plan.ksteps:
         w = ks.w
         if ks.kind == "copy":
-            smem = src.memory
-            dview, dshift = dmem.view(w)
-            sview, sshift = smem.view(w)
-            dbase = (dst.offset - dshift) // w
-            sbase = (src.offset - sshift) // w
-            copy_strided(dview, dbase, sview, sbase, ks.doffs, ks.soffs, ks.burst, ks.loops)
-            if smem.plane is None:
-                if dmem.plane is not None:
-                    pview, _ = dmem.view(w, plane=True)
-                    fill_strided(pview, dbase, ks.doffs, ks.burst, ks.loops, _ones(w))
-            else:
-                sp, _ = smem.view(w, plane=True)
-                if dmem.plane is None:
-                    if all_set(sp, sbase, ks.soffs, ks.burst, ks.loops, _ones(w)):
-                        continue
-                    dmem.materialize_plane()
-                dp, _ = dmem.view(w, plane=True)
-                copy_strided(dp, dbase, sp, sbase, ks.doffs, ks.soffs, ks.burst, ks.loops)
+            _copy_step(ks, w, dst, src)
         elif ks.kind == "fill":
             dview, dshift = dmem.view(w)
             dbase = (dst.offset - dshift) // w
-            value = ks.value if ks.defined else _poison(dmem, w)
-            fill_strided(dview, dbase, ks.doffs, ks.burst, ks.loops, value)
             if ks.defined:
-                if dmem.plane is not None:
-                    pview, _ = dmem.view(w, plane=True)
-                    fill_strided(pview, dbase, ks.doffs, ks.burst, ks.loops, _ones(w))
+                value, plane_byte = ks.value, _ONE_BYTE
+                plane_on = dmem.plane is not None
             else:
+                value, plane_byte, plane_on = _poison(dmem, w), _ZERO_BYTE, True
                 dmem.materialize_plane()
-                pview, _ = dmem.view(w, plane=True)
-                fill_strided(pview, dbase, ks.doffs, ks.burst, ks.loops, np.uint64(0))
+            pview = dmem.view(w, plane=True)[0] if plane_on else dview
+            chunks = ks.chunks
+            if len(chunks) == 1:
+                fill_strided(dview, dbase, ks.doffs, ks.burst, ks.loops, value, *chunks[0], pview, plane_byte,
+                             plane_on)
+            else:
+                _parallel(lambda c: fill_strided(dview, dbase, ks.doffs, ks.burst, ks.loops, value, *c, pview,
+                                                 plane_byte, plane_on), chunks)
         else:
             idx, val, dfd = _convert_writes(ks.step, dst, src)
             _scatter(dst, idx, val, dfd)
+
+
+def _copy_step(ks, w, dst, src) -> None:
+    dmem, smem = dst.memory, src.memory
+    dview, dshift = dmem.view(w)
+    sview, sshift = smem.view(w)
+    dbase = (dst.offset - dshift) // w
+    sbase = (src.offset - sshift) // w
+    # plane mode 0: nothing, 1: mark written bytes defined, 2: copy the source plane
+    if smem.plane is None:
+        mode = 0 if dmem.plane is None else 1
+        sp = sview
+    else:
+        sp = smem.view(w, plane=True)[0]
+        if dmem.plane is None and all_set(sp, sbase, ks.soffs, ks.burst, ks.loops, _ONES[w]):
+            mode = 0
+        else:
+            dmem.materialize_plane()
+            mode = 2
+    dp = dmem.view(w, plane=True)[0] if mode else dview
+    chunks = ks.chunks
+    if len(chunks) == 1:
+        copy_strided(dview, dbase, sview, sbase, ks.doffs, ks.soffs, ks.burst, ks.loops, *chunks[0], dp, sp, mode)
+    else:
+        _parallel(lambda c: copy_strided(dview, dbase, sview, sbase, ks.doffs, ks.soffs, ks.burst, ks.loops, *c,
+                                         dp, sp, mode), chunks)
 
 
 # --------------------------------------------------------------------------------------------- exact path

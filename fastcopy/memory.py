@@ -7,8 +7,6 @@ nothing extra. Fresh on-chip memory is undefined and holds the core's poison byt
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from .dtypes import UINT_OF_WIDTH, as_dtype
@@ -54,19 +52,27 @@ class Memory:
         return self.plane
 
 
-class TensorSig(NamedTuple):
-    """Everything a plan depends on about a tensor (hashable; the plan-cache key part)."""
+class TensorSig:
+    """Everything a plan depends on about a tensor: position, physical buffer, dtype, extent, start address
+    modulo 512 (alignment rules) and host pointer modulo 64 (which unsigned views fit). Interned, so plan-cache
+    lookups hash and compare by identity."""
 
-    position: TPosition
-    phys: Phys
-    dtype: np.dtype
-    nbytes: int
-    addr_mod: int  # start address % 512: alignment rules
-    host_mod: int  # host pointer % 64: which unsigned views fit
+    __slots__ = ("position", "phys", "dtype", "nbytes", "addr_mod", "host_mod", "itemsize", "__weakref__")
+    _interned: dict = {}
 
-    @property
-    def itemsize(self) -> int:
-        return self.dtype.itemsize
+    def __new__(cls, position, phys, dtype, nbytes, addr_mod, host_mod):
+        key = (position, phys, dtype, nbytes, addr_mod, host_mod)
+        sig = cls._interned.get(key)
+        if sig is None:
+            sig = object.__new__(cls)
+            sig.position, sig.phys, sig.dtype, sig.nbytes = position, phys, dtype, nbytes
+            sig.addr_mod, sig.host_mod, sig.itemsize = addr_mod, host_mod, dtype.itemsize
+            cls._interned[key] = sig
+        return sig
+
+    def __repr__(self) -> str:
+        return (f"TensorSig({self.position}, {self.phys}, {self.dtype}, nbytes={self.nbytes}, "
+                f"addr%512={self.addr_mod}, host%64={self.host_mod})")
 
 
 class _Tensor:

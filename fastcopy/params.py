@@ -93,6 +93,7 @@ class ParamStruct:
             raise AttributeError(f"{type(self).__name__} has no field {key!r}; fields are "
                                  f"{', '.join(f.name for f in self.FIELDS)}")
         self.__dict__["_values"][f.name] = self._coerce(f, value)
+        self.__dict__["_key"] = None
 
     def _coerce(self, f: Field, value):
         name = type(self).__name__
@@ -129,8 +130,11 @@ class ParamStruct:
     # -- use ------------------------------------------------------------------------------------------------
     def key(self) -> tuple:
         """Hashable snapshot of the values, in field order (what plans are cached by)."""
-        v = self.__dict__["_values"]
-        return tuple(v[f.name] for f in self.FIELDS)
+        key = self.__dict__.get("_key")
+        if key is None:
+            v = self.__dict__["_values"]
+            key = self.__dict__["_key"] = tuple(v[f.name] for f in self.FIELDS)
+        return key
 
     def as_dict(self) -> dict:
         return dict(self.__dict__["_values"])

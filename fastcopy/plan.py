@@ -10,6 +10,7 @@ Offsets and strides in steps are bytes relative to the start of the source / des
 
 from __future__ import annotations
 
+import os
 from math import gcd
 from typing import NamedTuple
 
@@ -68,6 +69,7 @@ class KStep(NamedTuple):
     value: np.uint64  # fill value replicated to the width (fills); poison marker handled by the executor
     defined: bool  # fills: pattern documented
     step: object  # the original step
+    chunks: tuple  # per-thread ranges (o_lo, o_hi, i_lo, i_hi) of the offsets list / outermost loop
 
 
 class Plan(NamedTuple):
@@ -146,16 +148,39 @@ def _width(values, residues) -> int:
 
 
 def _loops_array(loops, w, cols) -> np.ndarray:
+    """``MAX_LOOPS x (count, src, dst)`` in view units; real loops first, padding (count 1) after."""
     arr = np.zeros((MAX_LOOPS, 3), np.int64)
     arr[:, 0] = 1
     if len(loops) > MAX_LOOPS:
         raise AssertionError("plan step has more loops than the kernels support")
-    base = MAX_LOOPS - len(loops)
     for i, lp in enumerate(loops):
-        arr[base + i, 0] = lp[0]
+        arr[i, 0] = lp[0]
         for c_src, c_dst in cols:
-            arr[base + i, c_dst] = lp[c_src] // w
+            arr[i, c_dst] = lp[c_src] // w
     return arr
+
+
+def optimise_loops(burst: int, loops, dst_col: int, src_col: int | None):
+    """Reorder loops so the destination is written in increasing address order (largest dst stride outermost)
+    and fold loops that continue a contiguous burst. Only valid when no two writes overlap."""
+    loops = [tuple(lp) for lp in loops if lp[0] != 1]
+    loops.sort(key=lambda lp: -abs(lp[dst_col]))
+    while loops:
+        inner = loops[-1]
+        if inner[dst_col] == burst and (src_col is None or inner[src_col] == burst):
+            burst *= inner[0]
+            loops.pop()
+            continue
+        break
+    merged = []
+    for lp in loops:
+        if merged:
+            prev = merged[-1]
+            if prev[dst_col] == lp[0] * lp[dst_col] and (src_col is None or prev[src_col] == lp[0] * lp[src_col]):
+                merged[-1] = (prev[0] * lp[0],) + tuple(lp[1:])
+                continue
+        merged.append(lp)
+    return burst, tuple(merged)
 
 
 def _replicate(pattern: bytes, w: int) -> np.uint64:
@@ -168,14 +193,22 @@ def _units(offs, residue: int, w: int) -> np.ndarray:
     return np.array([(residue % w + o) // w for o in offs], np.int64)
 
 
-def lower(step, src_residue: int, dst_residue: int) -> KStep:
-    """Lower a step to kernel units: the widest unsigned view dividing every offset, stride and burst."""
+def lower(step, src_residue: int, dst_residue: int, reorder: bool = False) -> KStep:
+    """Lower a step to kernel units: the widest unsigned view dividing every offset, stride and burst.
+    ``reorder`` (writes never overlap): loops reordered for sequential writes and contiguous loops folded."""
+    if reorder and isinstance(step, Move):
+        burst, loops = optimise_loops(step.burst, step.loops, 2, 1)
+        step = step._replace(burst=burst, loops=loops)
+    elif reorder and isinstance(step, Fill):
+        burst, loops = optimise_loops(step.burst, step.loops, 1, None)
+        step = step._replace(burst=burst, loops=loops)
     if isinstance(step, Move):
         vals = [step.burst, *[lp[1] for lp in step.loops], *[lp[2] for lp in step.loops]]
         w = _width(vals + [src_residue + o for o in step.src_offs] + [dst_residue + o for o in step.dst_offs], ())
+        loops = _loops_array(step.loops, w, ((1, 1), (2, 2)))
         return KStep("copy", w, _units(step.dst_offs, dst_residue, w), _units(step.src_offs, src_residue, w),
-                     step.burst // w,
-                     _loops_array(step.loops, w, ((1, 1), (2, 2))), np.uint64(0), True, step)
+                     step.burst // w, loops, np.uint64(0), True, step,
+                     split(len(step.dst_offs), int(loops[0, 0]), _written(step)))
     if isinstance(step, Fill):
         es = len(step.pattern) if step.pattern is not None else 1
         vals = [step.burst, *[lp[1] for lp in step.loops]] + [dst_residue + o for o in step.dst_offs]
@@ -183,11 +216,46 @@ def lower(step, src_residue: int, dst_residue: int) -> KStep:
         if step.pattern is not None and w < es and len(set(step.pattern)) > 1:
             raise AssertionError("fill pattern wider than the view width")
         value = _replicate(step.pattern, w) if step.pattern is not None else np.uint64(0)
+        loops = _loops_array(step.loops, w, ((1, 2),))
         return KStep("fill", w, _units(step.dst_offs, dst_residue, w), np.zeros(0, np.int64),
-                     step.burst // w, _loops_array(step.loops, w, ((1, 2),)), value, step.pattern is not None,
-                     step)
+                     step.burst // w, loops, value, step.pattern is not None, step,
+                     split(len(step.dst_offs), int(loops[0, 0]), _written(step)))
     return KStep("convert", 1, np.zeros(0, np.int64), np.zeros(0, np.int64), 0, np.zeros((MAX_LOOPS, 3), np.int64),
-                 np.uint64(0), True, step)
+                 np.uint64(0), True, step, ())
+
+
+#: steps moving at least this many bytes are split across the worker threads
+PARALLEL_BYTES = 1 << 20
+THREADS = max(1, min(int(os.environ.get("FASTCOPY_THREADS", "2")), os.cpu_count() or 1))
+
+
+def split(n_off: int, n0: int, nbytes: int, threads: int = THREADS) -> tuple:
+    """Per-thread ranges ``(o_lo, o_hi, i_lo, i_hi)`` of a step's offsets list or outermost loop."""
+    if threads < 2 or nbytes < PARALLEL_BYTES or (n_off < 2 and n0 < 2):
+        return ((0, n_off, 0, n0),)
+    n = n_off if n_off >= 2 else n0
+    cuts = [n * k // threads for k in range(threads + 1)]
+    if n_off >= 2:
+        return tuple((cuts[k], cuts[k + 1], 0, n0) for k in range(threads) if cuts[k] < cuts[k + 1])
+    return tuple((0, n_off, cuts[k], cuts[k + 1]) for k in range(threads) if cuts[k] < cuts[k + 1])
+
+
+def _split_burst(ks: KStep) -> tuple:
+    """One long burst (no loops, one offset) becomes equal pieces in an offsets list (plus a remainder step),
+    so that the threads can share it."""
+    if (THREADS < 2 or ks.kind == "convert" or len(ks.doffs) != 1 or (ks.loops[:, 0] != 1).any()
+            or ks.burst * ks.w < 2 * PARALLEL_BYTES):
+        return (ks,)
+    pieces = 4 * THREADS
+    size = ks.burst // pieces
+    steps = []
+    for start, count, n in ((0, pieces, size), (pieces * size, 1, ks.burst - pieces * size)):
+        if n == 0:
+            continue
+        doffs = ks.doffs[0] + start + np.arange(count, dtype=np.int64) * n
+        soffs = (ks.soffs[0] + start + np.arange(count, dtype=np.int64) * n) if ks.kind == "copy" else ks.soffs
+        steps.append(ks._replace(doffs=doffs, soffs=soffs, burst=n, chunks=split(count, 1, count * n * ks.w)))
+    return tuple(steps)
 
 
 def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False) -> Plan:
@@ -203,7 +271,7 @@ def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False) -> Pl
         check_span(api, "read", read, src.nbytes, "source")
     check_span(api, "write", write, dst.nbytes, "destination")
     src_res = src.host_mod if src is not None else 0
-    ksteps = tuple(lower(s, src_res, dst.host_mod) for s in steps)
+    ksteps = tuple(k for s in steps for k in _split_burst(lower(s, src_res, dst.host_mod, reorder=not exact)))
     return Plan(api, steps, ksteps, read, write, tuple(warnings), exact, sum(_written(s) for s in steps))
 
 

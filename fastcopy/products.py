@@ -16,6 +16,8 @@ from .dtypes import ASCEND_DTYPES
 class Product(enum.Enum):
     """An Ascend product family (spec 1.1). ``.key`` is the spec's short key, ``.display_name`` the page name."""
 
+    __hash__ = object.__hash__  # members are singletons: identity hash, computed in C
+
     ATLAS_TRAINING = ("910", "Atlas training series")
     ATLAS_INFERENCE_AICORE = ("310P", "Atlas inference series AI Core")
     ATLAS_INFERENCE_VECTORCORE = ("310P-VEC", "Atlas inference series Vector Core")
@@ -52,6 +54,8 @@ DEFAULT_PRODUCT = Product.ATLAS_A2
 class Phys(enum.Enum):
     """Physical memories of one AI Core, plus global memory."""
 
+    __hash__ = object.__hash__  # members are singletons: identity hash, computed in C
+
     GM = "GM"
     UB = "UB"
     L1 = "L1"
@@ -67,6 +71,8 @@ class Phys(enum.Enum):
 
 class TPosition(enum.Enum):
     """Logical positions of Ascend C (spec 1.2). Each maps to a physical buffer per product."""
+
+    __hash__ = object.__hash__  # members are singletons: identity hash, computed in C
 
     GM = "GM"
     VECIN = "VECIN"

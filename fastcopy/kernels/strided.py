@@ -1,29 +1,41 @@
 """Strided burst copy / fill over flat unsigned views (the DMA program of a plan step).
 
-A step is: for each outer offset pair ``o``, four nested loops ``(count, src_stride, dst_stride)`` (outer ->
-inner; unused levels have count 1), each iteration moving one burst of ``burst`` units::
+A step is: for each outer offset ``o`` in ``[o_lo, o_hi)``, four nested loops ``(count, src_stride,
+dst_stride)`` (outer -> inner; the outermost restricted to ``[i_lo, i_hi)`` so a step can be split across
+threads; unused levels have count 1), each iteration moving one burst of ``burst`` units::
 
     d = dbase + doffs[o] + i0*dst0 + i1*dst1 + i2*dst2 + i3*dst3          # units of the view
     s = sbase + soffs[o] + i0*src0 + ...
     dst[d:d+burst] = src[s:s+burst]
 
-Compiled lazily per view width (uint8/16/32/64), cached on disk, GIL released so large steps can be split
-across threads.
+Bursts of at least ``MEMCPY_BYTES`` go through ``llvm.memcpy``; shorter ones are an inline loop. Compiled
+lazily per view width (uint8/16/32/64), cached on disk, GIL released.
 """
 
+import numpy as np
 from numba import njit
+
+from .intrinsics import memcpy_units, memset_units
+
+MEMCPY_BYTES = 128
+_ONES = (0, 0x01, 0x0101, 0, 0x01010101, 0, 0, 0, 0x0101010101010101)  # 0x01 in every byte, by width
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def copy_strided(dst, dbase, src, sbase, doffs, soffs, burst, loops):
-    c0, s0, d0 = loops[0, 0], loops[0, 1], loops[0, 2]
-    c1, s1, d1 = loops[1, 0], loops[1, 1], loops[1, 2]
-    c2, s2, d2 = loops[2, 0], loops[2, 1], loops[2, 2]
-    c3, s3, d3 = loops[3, 0], loops[3, 1], loops[3, 2]
-    for o in range(doffs.shape[0]):
+def copy_strided(dst, dbase, src, sbase, doffs, soffs, burst, loops, o_lo, o_hi, i_lo, i_hi, dplane, splane,
+                 plane_mode):
+    """Copy the step's bursts; then, on the definedness planes, ``plane_mode`` 1 marks the written units
+    defined (all 0x01 bytes) and 2 copies the source plane (the plane arguments are ignored for mode 0)."""
+    c1, c2, c3 = loops[1, 0], loops[2, 0], loops[3, 0]
+    s0, s1, s2, s3 = loops[0, 1], loops[1, 1], loops[2, 1], loops[3, 1]
+    d0, d1, d2, d3 = loops[0, 2], loops[1, 2], loops[2, 2], loops[3, 2]
+    big = burst * dst.itemsize >= MEMCPY_BYTES
+    one = np.uint8(1)
+    ones = dst.dtype.type(_ONES[dst.itemsize])
+    for o in range(o_lo, o_hi):
         so0 = sbase + soffs[o]
         do0 = dbase + doffs[o]
-        for i0 in range(c0):
+        for i0 in range(i_lo, i_hi):
             so1 = so0 + i0 * s0
             do1 = do0 + i0 * d0
             for i1 in range(c1):
@@ -35,20 +47,44 @@ def copy_strided(dst, dbase, src, sbase, doffs, soffs, burst, loops):
                     for i3 in range(c3):
                         s = so3 + i3 * s3
                         d = do3 + i3 * d3
-                        for k in range(burst):
-                            dst[d + k] = src[s + k]
+                        if big:
+                            memcpy_units(dst, d, src, s, burst)
+                            if plane_mode == 2:
+                                memcpy_units(dplane, d, splane, s, burst)
+                            elif plane_mode == 1:
+                                memset_units(dplane, d, burst, one)
+                        else:
+                            for k in range(burst):
+                                dst[d + k] = src[s + k]
+                            if plane_mode == 2:
+                                for k in range(burst):
+                                    dplane[d + k] = splane[s + k]
+                            elif plane_mode == 1:
+                                for k in range(burst):
+                                    dplane[d + k] = ones
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def fill_strided(dst, dbase, doffs, burst, loops, value):
-    c0, d0 = loops[0, 0], loops[0, 2]
-    c1, d1 = loops[1, 0], loops[1, 2]
-    c2, d2 = loops[2, 0], loops[2, 2]
-    c3, d3 = loops[3, 0], loops[3, 2]
+def fill_strided(dst, dbase, doffs, burst, loops, value, o_lo, o_hi, i_lo, i_hi, plane, plane_byte, plane_on):
+    """Fill each burst with ``value`` (one unit; a value whose bytes are all equal uses memset) and, if
+    ``plane_on``, the same units of the definedness plane with ``plane_byte`` (1 defined, 0 undefined)."""
+    c1, c2, c3 = loops[1, 0], loops[2, 0], loops[3, 0]
+    d0, d1, d2, d3 = loops[0, 2], loops[1, 2], loops[2, 2], loops[3, 2]
     v = dst.dtype.type(value)
-    for o in range(doffs.shape[0]):
+    b = value & 0xFF
+    if dst.itemsize == 1:
+        uniform = True
+    elif dst.itemsize == 2:
+        uniform = value == b * 0x0101
+    elif dst.itemsize == 4:
+        uniform = value == b * 0x01010101
+    else:
+        uniform = value == b * 0x0101010101010101
+    big = uniform and burst * dst.itemsize >= MEMCPY_BYTES
+    byte = np.uint8(b)
+    for o in range(o_lo, o_hi):
         do0 = dbase + doffs[o]
-        for i0 in range(c0):
+        for i0 in range(i_lo, i_hi):
             do1 = do0 + i0 * d0
             for i1 in range(c1):
                 do2 = do1 + i1 * d1
@@ -56,17 +92,21 @@ def fill_strided(dst, dbase, doffs, burst, loops, value):
                     do3 = do2 + i2 * d2
                     for i3 in range(c3):
                         d = do3 + i3 * d3
-                        for k in range(burst):
-                            dst[d + k] = v
+                        if big:
+                            memset_units(dst, d, burst, byte)
+                        else:
+                            a = dst[d:d + burst]
+                            for k in range(burst):
+                                a[k] = v
+                        if plane_on:
+                            memset_units(plane, d, burst, plane_byte)
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
 def all_set(src, sbase, soffs, burst, loops, value):
     """True if every unit the step reads equals ``value`` (used on definedness planes)."""
-    c0, s0 = loops[0, 0], loops[0, 1]
-    c1, s1 = loops[1, 0], loops[1, 1]
-    c2, s2 = loops[2, 0], loops[2, 1]
-    c3, s3 = loops[3, 0], loops[3, 1]
+    c0, c1, c2, c3 = loops[0, 0], loops[1, 0], loops[2, 0], loops[3, 0]
+    s0, s1, s2, s3 = loops[0, 1], loops[1, 1], loops[2, 1], loops[3, 1]
     v = src.dtype.type(value)
     for o in range(soffs.shape[0]):
         so0 = sbase + soffs[o]
@@ -75,7 +115,10 @@ def all_set(src, sbase, soffs, burst, loops, value):
                 for i2 in range(c2):
                     for i3 in range(c3):
                         s = so0 + i0 * s0 + i1 * s1 + i2 * s2 + i3 * s3
+                        acc = src.dtype.type(0)
+                        a = src[s:s + burst]  # a view: lets LLVM vectorise the reduction
                         for k in range(burst):
-                            if src[s + k] != v:
-                                return False
+                            acc |= a[k] ^ v
+                        if acc != 0:
+                            return False
     return True

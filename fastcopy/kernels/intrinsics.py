@@ -1,0 +1,37 @@
+"""LLVM memcpy / memset on array units, as numba intrinsics (cacheable, unlike ctypes calls)."""
+
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+
+@intrinsic
+def memcpy_units(typingctx, dst, doff, src, soff, n):
+    """``dst[doff:doff+n] = src[soff:soff+n]`` for arrays of one dtype, as a single ``llvm.memcpy``."""
+    sig = types.void(dst, types.intp, src, types.intp, types.intp)
+
+    def codegen(context, builder, signature, args):
+        d, do, s, so, cnt = args
+        dary = context.make_array(signature.args[0])(context, builder, d)
+        sary = context.make_array(signature.args[2])(context, builder, s)
+        itemsize = context.get_abi_sizeof(context.get_data_type(signature.args[0].dtype))
+        cgutils.raw_memcpy(builder, builder.gep(dary.data, [do]), builder.gep(sary.data, [so]), cnt, itemsize)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def memset_units(typingctx, dst, doff, n, byte):
+    """Set every byte of ``dst[doff:doff+n]`` to ``byte`` with a single ``llvm.memset``."""
+    sig = types.void(dst, types.intp, types.intp, types.uint8)
+
+    def codegen(context, builder, signature, args):
+        d, do, cnt, value = args
+        dary = context.make_array(signature.args[0])(context, builder, d)
+        itemsize = context.get_abi_sizeof(context.get_data_type(signature.args[0].dtype))
+        size = builder.mul(cnt, context.get_constant(types.intp, itemsize))
+        cgutils.memset(builder, builder.gep(dary.data, [do]), size, value)
+        return context.get_dummy_value()
+
+    return sig, codegen
