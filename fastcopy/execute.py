@@ -18,7 +18,7 @@ from .plan import Convert, Fill, Move, Plan
 
 #: 0x01 in every byte of a unit, by view width (the definedness plane's "defined")
 _ONES = {w: np.uint64(int.from_bytes(b"\x01" * w, "little")) for w in (1, 2, 4, 8)}
-_ONE_BYTE, _ZERO_BYTE = np.uint8(1), np.uint8(0)
+_ZERO = np.uint64(0)
 
 
 def _poison(mem, w: int) -> np.uint64:
@@ -71,48 +71,54 @@ def _run_fast(plan: Plan, dst, src) -> None:
             dview, dshift = dmem.view(w)
             dbase = (dst.offset - dshift) // w
             if ks.defined:
-                value, plane_byte = ks.value, _ONE_BYTE
-                plane_on = dmem.plane is not None
+                _fill(ks, dview, dbase, ks.value)
+                if dmem.plane is not None:
+                    _fill(ks, dmem.view(w, plane=True)[0], dbase, _ONES[w])
             else:
-                value, plane_byte, plane_on = _poison(dmem, w), _ZERO_BYTE, True
+                _fill(ks, dview, dbase, _poison(dmem, w))
                 dmem.materialize_plane()
-            pview = dmem.view(w, plane=True)[0] if plane_on else dview
-            chunks = ks.chunks
-            if len(chunks) == 1:
-                fill_strided(dview, dbase, ks.doffs, ks.burst, ks.loops, value, *chunks[0], pview, plane_byte,
-                             plane_on)
-            else:
-                _parallel(lambda c: fill_strided(dview, dbase, ks.doffs, ks.burst, ks.loops, value, *c, pview,
-                                                 plane_byte, plane_on), chunks)
+                _fill(ks, dmem.view(w, plane=True)[0], dbase, _ZERO)
         else:
             idx, val, dfd = _convert_writes(ks.step, dst, src)
             _scatter(dst, idx, val, dfd)
 
 
+def _fill(ks, view, base, value) -> None:
+    chunks = ks.chunks
+    if len(chunks) == 1:
+        fill_strided(view, base, ks.doffs, ks.burst, ks.loops, value, *chunks[0])
+    else:
+        _parallel(lambda c: fill_strided(view, base, ks.doffs, ks.burst, ks.loops, value, *c), chunks)
+
+
+def _copy(ks, dview, dbase, sview, sbase) -> None:
+    chunks = ks.chunks
+    if len(chunks) == 1:
+        copy_strided(dview, dbase, sview, sbase, ks.doffs, ks.soffs, ks.burst, ks.loops, *chunks[0])
+    else:
+        _parallel(lambda c: copy_strided(dview, dbase, sview, sbase, ks.doffs, ks.soffs, ks.burst, ks.loops, *c),
+                  chunks)
+
+
 def _copy_step(ks, w, dst, src) -> None:
+    """Data, then the definedness plane: written bytes defined (GM source) or the source's plane copied."""
     dmem, smem = dst.memory, src.memory
     dview, dshift = dmem.view(w)
     sview, sshift = smem.view(w)
     dbase = (dst.offset - dshift) // w
     sbase = (src.offset - sshift) // w
-    # plane mode 0: nothing, 1: mark written bytes defined, 2: copy the source plane
     if smem.plane is None:
-        mode = 0 if dmem.plane is None else 1
-        sp = sview
-    else:
-        sp = smem.view(w, plane=True)[0]
-        if dmem.plane is None and all_set(sp, sbase, ks.soffs, ks.burst, ks.loops, _ONES[w]):
-            mode = 0
-        else:
-            dmem.materialize_plane()
-            mode = 2
-    dp = dmem.view(w, plane=True)[0] if mode else dview
-    chunks = ks.chunks
-    if len(chunks) == 1:
-        copy_strided(dview, dbase, sview, sbase, ks.doffs, ks.soffs, ks.burst, ks.loops, *chunks[0], dp, sp, mode)
-    else:
-        _parallel(lambda c: copy_strided(dview, dbase, sview, sbase, ks.doffs, ks.soffs, ks.burst, ks.loops, *c,
-                                         dp, sp, mode), chunks)
+        _copy(ks, dview, dbase, sview, sbase)
+        if dmem.plane is not None:
+            _fill(ks, dmem.view(w, plane=True)[0], dbase, _ONES[w])
+        return
+    sp = smem.view(w, plane=True)[0]
+    if dmem.plane is None and all_set(sp, sbase, ks.soffs, ks.burst, ks.loops, _ONES[w]):
+        _copy(ks, dview, dbase, sview, sbase)
+        return
+    _copy(ks, dview, dbase, sview, sbase)
+    dmem.materialize_plane()
+    _copy(ks, dmem.view(w, plane=True)[0], dbase, sp, sbase)
 
 
 # --------------------------------------------------------------------------------------------- exact path

@@ -193,6 +193,26 @@ def _units(offs, residue: int, w: int) -> np.ndarray:
     return np.array([(residue % w + o) // w for o in offs], np.int64)
 
 
+def lower_all(step, src_residue: int, dst_residue: int, reorder: bool) -> tuple:
+    """Lower one plan step to one or more kernel steps (tiling can split it; long bursts are shared out)."""
+    if reorder and isinstance(step, Move):
+        burst, loops = optimise_loops(step.burst, step.loops, 2, 1)
+        parts = []
+        for (ds, dd), tl in tile_inner(loops):
+            if len(tl) > MAX_LOOPS:  # fold outermost loops into the offsets list
+                extra, tl = tl[:len(tl) - MAX_LOOPS], tl[len(tl) - MAX_LOOPS:]
+                so, do = np.array(step.src_offs, np.int64), np.array(step.dst_offs, np.int64)
+                for n, a, b in extra:
+                    so = (so[:, None] + np.arange(n) * a).reshape(-1)
+                    do = (do[:, None] + np.arange(n) * b).reshape(-1)
+                part = Move(tuple(int(x) + ds for x in so), tuple(int(x) + dd for x in do), burst, tl)
+            else:
+                part = Move(tuple(o + ds for o in step.src_offs), tuple(o + dd for o in step.dst_offs), burst, tl)
+            parts.append(part)
+        return tuple(k for p in parts for k in _split_burst(lower(p, src_residue, dst_residue)))
+    return _split_burst(lower(step, src_residue, dst_residue, reorder))
+
+
 def lower(step, src_residue: int, dst_residue: int, reorder: bool = False) -> KStep:
     """Lower a step to kernel units: the widest unsigned view dividing every offset, stride and burst.
     ``reorder`` (writes never overlap): loops reordered for sequential writes and contiguous loops folded."""
@@ -240,6 +260,29 @@ def split(n_off: int, n0: int, nbytes: int, threads: int = THREADS) -> tuple:
     return tuple((0, n_off, cuts[k], cuts[k + 1]) for k in range(threads) if cuts[k] < cuts[k + 1])
 
 
+#: an innermost loop reading with a stride at least this large (bytes) and more than TILE iterations is tiled
+TILE_STRIDE = 1024
+TILE = 64
+
+
+def tile_inner(loops, src_col: int = 1):
+    """Strip-mine a scattered innermost read loop so a tile of its rows stays in cache and TLB while the loops
+    between are walked: ``(..., L, (n, s, d))`` -> ``((n/T, T*s, T*d), ..., L, (T, s, d))``.
+    Returns a list of loop tuples (one per remainder piece, with an extra byte offset each)."""
+    if not loops:
+        return [((0, 0), loops)]
+    n, *strides = loops[-1]
+    if len(loops) < 2 or n <= TILE or abs(strides[src_col - 1]) < TILE_STRIDE:
+        return [((0, 0), loops)]
+    tile = next((t for t in range(TILE, TILE // 4, -1) if n % t == 0), TILE)
+    full, rest = divmod(n, tile)
+    s, d = strides[0], strides[1]
+    out = [((0, 0), ((full, tile * s, tile * d),) + tuple(loops[:-1]) + ((tile, s, d),))]
+    if rest:
+        out.append(((full * tile * s, full * tile * d), tuple(loops[:-1]) + ((rest, s, d),)))
+    return out
+
+
 def _split_burst(ks: KStep) -> tuple:
     """One long burst (no loops, one offset) becomes equal pieces in an offsets list (plus a remainder step),
     so that the threads can share it."""
@@ -271,7 +314,7 @@ def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False) -> Pl
         check_span(api, "read", read, src.nbytes, "source")
     check_span(api, "write", write, dst.nbytes, "destination")
     src_res = src.host_mod if src is not None else 0
-    ksteps = tuple(k for s in steps for k in _split_burst(lower(s, src_res, dst.host_mod, reorder=not exact)))
+    ksteps = tuple(k for s in steps for k in lower_all(s, src_res, dst.host_mod, not exact))
     return Plan(api, steps, ksteps, read, write, tuple(warnings), exact, sum(_written(s) for s in steps))
 
 

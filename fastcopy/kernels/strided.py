@@ -8,8 +8,9 @@ threads; unused levels have count 1), each iteration moving one burst of ``burst
     s = sbase + soffs[o] + i0*src0 + ...
     dst[d:d+burst] = src[s:s+burst]
 
-Bursts of at least ``MEMCPY_BYTES`` go through ``llvm.memcpy``; shorter ones are an inline loop. Compiled
-lazily per view width (uint8/16/32/64), cached on disk, GIL released.
+Bursts of at least ``MEMCPY_BYTES`` go through ``llvm.memcpy`` / ``llvm.memset``; 1, 2 and 4-unit bursts (a
+32-byte block in uint64 units) are unrolled. Compiled lazily per view width (uint8/16/32/64), cached on disk,
+GIL released. The definedness plane is moved by a second call on the plane views.
 """
 
 import numpy as np
@@ -18,20 +19,32 @@ from numba import njit
 from .intrinsics import memcpy_units, memset_units
 
 MEMCPY_BYTES = 128
-_ONES = (0, 0x01, 0x0101, 0, 0x01010101, 0, 0, 0, 0x0101010101010101)  # 0x01 in every byte, by width
+
+
+@njit(inline="always", boundscheck=False)
+def _copy_burst(dst, d, src, s, burst):
+    if burst == 4:
+        dst[d] = src[s]
+        dst[d + 1] = src[s + 1]
+        dst[d + 2] = src[s + 2]
+        dst[d + 3] = src[s + 3]
+    elif burst == 2:
+        dst[d] = src[s]
+        dst[d + 1] = src[s + 1]
+    elif burst == 1:
+        dst[d] = src[s]
+    elif burst * dst.itemsize >= MEMCPY_BYTES:
+        memcpy_units(dst, d, src, s, burst)
+    else:
+        for k in range(burst):
+            dst[d + k] = src[s + k]
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def copy_strided(dst, dbase, src, sbase, doffs, soffs, burst, loops, o_lo, o_hi, i_lo, i_hi, dplane, splane,
-                 plane_mode):
-    """Copy the step's bursts; then, on the definedness planes, ``plane_mode`` 1 marks the written units
-    defined (all 0x01 bytes) and 2 copies the source plane (the plane arguments are ignored for mode 0)."""
+def copy_strided(dst, dbase, src, sbase, doffs, soffs, burst, loops, o_lo, o_hi, i_lo, i_hi):
     c1, c2, c3 = loops[1, 0], loops[2, 0], loops[3, 0]
     s0, s1, s2, s3 = loops[0, 1], loops[1, 1], loops[2, 1], loops[3, 1]
     d0, d1, d2, d3 = loops[0, 2], loops[1, 2], loops[2, 2], loops[3, 2]
-    big = burst * dst.itemsize >= MEMCPY_BYTES
-    one = np.uint8(1)
-    ones = dst.dtype.type(_ONES[dst.itemsize])
     for o in range(o_lo, o_hi):
         so0 = sbase + soffs[o]
         do0 = dbase + doffs[o]
@@ -45,29 +58,29 @@ def copy_strided(dst, dbase, src, sbase, doffs, soffs, burst, loops, o_lo, o_hi,
                     so3 = so2 + i2 * s2
                     do3 = do2 + i2 * d2
                     for i3 in range(c3):
-                        s = so3 + i3 * s3
-                        d = do3 + i3 * d3
-                        if big:
-                            memcpy_units(dst, d, src, s, burst)
-                            if plane_mode == 2:
-                                memcpy_units(dplane, d, splane, s, burst)
-                            elif plane_mode == 1:
-                                memset_units(dplane, d, burst, one)
-                        else:
-                            for k in range(burst):
-                                dst[d + k] = src[s + k]
-                            if plane_mode == 2:
-                                for k in range(burst):
-                                    dplane[d + k] = splane[s + k]
-                            elif plane_mode == 1:
-                                for k in range(burst):
-                                    dplane[d + k] = ones
+                        _copy_burst(dst, do3 + i3 * d3, src, so3 + i3 * s3, burst)
+
+
+@njit(inline="always", boundscheck=False)
+def _fill_burst(dst, d, v, burst, big, byte):
+    if burst == 4:
+        dst[d] = v
+        dst[d + 1] = v
+        dst[d + 2] = v
+        dst[d + 3] = v
+    elif burst == 1:
+        dst[d] = v
+    elif big:
+        memset_units(dst, d, burst, byte)
+    else:
+        a = dst[d:d + burst]
+        for k in range(burst):
+            a[k] = v
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def fill_strided(dst, dbase, doffs, burst, loops, value, o_lo, o_hi, i_lo, i_hi, plane, plane_byte, plane_on):
-    """Fill each burst with ``value`` (one unit; a value whose bytes are all equal uses memset) and, if
-    ``plane_on``, the same units of the definedness plane with ``plane_byte`` (1 defined, 0 undefined)."""
+def fill_strided(dst, dbase, doffs, burst, loops, value, o_lo, o_hi, i_lo, i_hi):
+    """Fill each burst with ``value`` (one unit; a value whose bytes are all equal uses memset)."""
     c1, c2, c3 = loops[1, 0], loops[2, 0], loops[3, 0]
     d0, d1, d2, d3 = loops[0, 2], loops[1, 2], loops[2, 2], loops[3, 2]
     v = dst.dtype.type(value)
@@ -91,15 +104,7 @@ def fill_strided(dst, dbase, doffs, burst, loops, value, o_lo, o_hi, i_lo, i_hi,
                 for i2 in range(c2):
                     do3 = do2 + i2 * d2
                     for i3 in range(c3):
-                        d = do3 + i3 * d3
-                        if big:
-                            memset_units(dst, d, burst, byte)
-                        else:
-                            a = dst[d:d + burst]
-                            for k in range(burst):
-                                a[k] = v
-                        if plane_on:
-                            memset_units(plane, d, burst, plane_byte)
+                        _fill_burst(dst, do3 + i3 * d3, v, burst, big, byte)
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
