@@ -118,9 +118,13 @@ class ParamStruct:
 
     @classmethod
     def _product_types(cls, f: Field) -> dict:
-        from .products import FIELD_TYPES
+        cache = cls.__dict__.get("_ptypes")
+        if cache is None:
+            from .products import FIELD_TYPES
 
-        return FIELD_TYPES.get((cls.__name__, f.name), {})
+            cache = {g.name: FIELD_TYPES.get((cls.__name__, g.name), {}) for g in cls.FIELDS}
+            cls._ptypes = cache
+        return cache[f.name]
 
     @classmethod
     def _type_text(cls, f: Field) -> str:
@@ -141,12 +145,15 @@ class ParamStruct:
 
     def check_types(self, api: str, product) -> None:
         """Raise ParamTypeError if a value does not fit the field's C++ type *on this product* (spec 11.4)."""
-        for f in self.FIELDS:
+        self.check_key_types(api, self.key(), product)
+
+    @classmethod
+    def check_key_types(cls, api: str, key: tuple, product) -> None:
+        """:meth:`check_types` on a ``key()`` snapshot (what cached planners hold)."""
+        for f, v in zip(cls.FIELDS, key):
             if f.ctype in ("T", "bool"):
                 continue
-            ctype = self._product_types(f).get(product, f.ctype)
-            c, lo, hi = CTYPES[ctype]
-            v = self.__dict__["_values"][f.name]
+            c, lo, hi = CTYPES[cls._product_types(f).get(product, f.ctype)]
             if not lo <= v <= hi:
                 raise ParamTypeError(f"{api}: {f.name}={v} does not fit {c} [{lo}, {hi}] on {product}")
 

@@ -197,6 +197,8 @@ def lower_all(step, src_residue: int, dst_residue: int, reorder: bool) -> tuple:
     """Lower one plan step to one or more kernel steps (tiling can split it; long bursts are shared out)."""
     if reorder and isinstance(step, Move):
         burst, loops = optimise_loops(step.burst, step.loops, 2, 1)
+        if len(loops) <= 1:  # nothing to tile
+            return _split_burst(lower(step._replace(burst=burst, loops=loops), src_residue, dst_residue))
         parts = []
         for (ds, dd), tl in tile_inner(loops):
             if len(tl) > MAX_LOOPS:  # fold outermost loops into the offsets list

@@ -81,10 +81,10 @@ def check_alignment(call: Call, gm_rule: str) -> None:
         if t.phys is Phys.GM:
             rule = ALIGN_GM[gm_rule]
             align = t.itemsize if rule == "es" else rule
-            what = f"a multiple of sizeof({ascend_name(t.dtype)}) = {align} bytes"
         else:
             align = ALIGN[t.phys]
-            what = f"{align}-byte aligned"
         if align > 1 and t.addr_mod % align:
+            what = (f"a multiple of sizeof({ascend_name(t.dtype)}) = {align} bytes" if t.phys is Phys.GM
+                    else f"{align}-byte aligned")
             raise AlignmentError(f"{call.api}: {role} start address ({t.position}, {t.phys}) is not {what} on "
                                  f"{call.product}: address % {align} = {t.addr_mod % align}")

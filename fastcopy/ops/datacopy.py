@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ..dtypes import ascend_name
+from ..dtypes import ASCEND_DTYPES, ascend_name
 from ..errors import RangeError, UnsupportedError
 from ..params import DataCopyParams
 from ..plan import Convert, Move, make_plan, writes_may_overlap
@@ -18,6 +18,7 @@ from .loopmode import loop_mode, with_loop_mode
 from .common import Call, check_alignment, check_path, check_range, core_of
 
 API = "DataCopy"
+_INT4 = ASCEND_DTYPES["int4b_t"]
 _350 = Product.ATLAS_350
 
 #: (path, is 350) -> (blockLen unit Lb, srcGap unit Gs, dstGap unit Gd, head-to-head, count divisor Lc) in bytes.
@@ -73,7 +74,7 @@ def _plan_count(count, src, dst, product, loop):
 def _plan_params(pkey, src, dst, product, loop):
     call = Call(f"{API}(DataCopyParams)", product, src, dst)
     api = call.api
-    DataCopyParams(*pkey).check_types(api, product)
+    DataCopyParams.check_key_types(api, pkey, product)
     _check_common(call)
     block_count, block_len, src_gap, dst_gap = pkey
     lb = units(src.phys, dst.phys, product)[0]
@@ -91,7 +92,7 @@ def _plan_params(pkey, src, dst, product, loop):
 
 def _check_common(call: Call) -> None:
     src_dt, dst_dt = call.src.dtype, call.dst.dtype
-    if str(src_dt) == "int4" or str(dst_dt) == "int4":
+    if src_dt == _INT4 or dst_dt == _INT4:
         raise UnsupportedError(f"{call.api}: int4b_t is not supported by basic DataCopy (spec 8.4)")
     if src_dt != dst_dt:
         pairs = DATACOPY_CONVERT.get(call.product, frozenset())
