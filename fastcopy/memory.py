@@ -7,11 +7,15 @@ nothing extra. Fresh on-chip memory is undefined and holds the core's poison byt
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .dtypes import UINT_OF_WIDTH, as_dtype
 from .errors import CapacityError, FastCopyError, OutOfBoundsError, UnsupportedError
 from .products import ALIGN, CAPACITIES, DEFAULT_PRODUCT, POSITIONS, Phys, Product, TPosition
+
+_PLANE_LOCK = threading.Lock()
 
 #: Default poison byte of undefined memory: NaN in every float type, -1 / max in integer types.
 DEFAULT_POISON = 0xFF
@@ -47,8 +51,10 @@ class Memory:
     def materialize_plane(self) -> np.ndarray:
         """Give the memory an explicit plane (all defined) if it has none."""
         if self.plane is None:
-            self.plane = np.ones(self.data.size, np.uint8)
-            self._plane_views = {}
+            with _PLANE_LOCK:
+                if self.plane is None:
+                    self._plane_views = {}
+                    self.plane = np.ones(self.data.size, np.uint8)
         return self.plane
 
 
