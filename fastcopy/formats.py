@@ -1,18 +1,214 @@
-"""Array-level FRACTAL_NZ format functions (to_nz / from_nz) and Nd2NzParams / Nz2NdParamsFull helpers.
-Owned by the ND<->NZ issue; stub until it lands."""
+"""FRACTAL_NZ for whole arrays, without tensors: ``to_nz`` / ``from_nz``, and the usual ND2NZ / NZ2ND params.
+
+FRACTAL_NZ of a ``(..., rows, cols)`` array with ``C0`` columns per block (default ``32 // itemsize``) is the
+array of shape ``(..., D1, N1, 16, C0)`` with ``D1 = ceil(cols / C0)``, ``N1 = ceil(rows / 16)``::
+
+    nz[..., c // C0, r // 16, r % 16, c % C0] = a[..., r, c]      pads (r >= rows or c >= cols) are 0
+
+i.e. the layout ``DataCopy(dst, src, nd2nz_params(rows, cols, dtype))`` writes (``dstNzNStride = 1``,
+``dstNzC0Stride = AU(rows, 16)``). Both directions run as move/fill plans through the same kernels as DataCopy.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from .dtypes import as_dtype
+from .errors import ParamError, UnsupportedError
+from .execute import execute
+from .memory import Memory, TensorSig
+from .params import Nd2NzParams, Nz2NdParamsFull
+from .plan import Fill, Move, make_plan
+from .products import Phys, TPosition
+
+BLK = 32
+ROWS = 16  # rows per fractal (N0)
+NZ2ND_FRACTAL = 16  # NZ2ND fractal columns are 16 elements wide for every dtype (spec 6.1)
+_U8 = np.dtype(np.uint8)
 
 
-def to_nz(array, c0=None):
-    raise NotImplementedError
+def _dtype(dtype, api: str) -> np.dtype:
+    dt = np.dtype(dtype)
+    if dt.hasobject or dt.itemsize == 0:
+        raise UnsupportedError(f"{api}: dtype {dt} cannot be moved as raw bytes")
+    return dt
 
 
-def from_nz(array, shape, c0=None):
-    raise NotImplementedError
+def _c0(c0, dt: np.dtype, api: str) -> int:
+    if c0 is None:
+        if BLK % dt.itemsize:
+            raise ParamError(f"{api}: dtype {dt} ({dt.itemsize} bytes) has no default C0 (32 bytes / itemsize); "
+                             "pass c0=")
+        return BLK // dt.itemsize
+    if isinstance(c0, bool) or not isinstance(c0, (int, np.integer)) or c0 < 1:
+        raise ParamError(f"{api}: c0={c0!r} must be a positive integer (elements per C0 block)")
+    return int(c0)
 
 
-def nd2nz_params(rows, cols, dtype):
-    raise NotImplementedError
+def _split(shape, api: str) -> tuple:
+    if len(shape) < 2:
+        raise ParamError(f"{api}: needs a (..., rows, cols) shape with at least 2 dimensions, got {tuple(shape)}")
+    return math.prod(shape[:-2]), int(shape[-2]), int(shape[-1])
 
 
-def nz2nd_params(rows, cols, dtype):
-    raise NotImplementedError
+def nz_shape(shape, dtype, c0=None) -> tuple:
+    """The FRACTAL_NZ shape ``(..., ceil(cols/C0), ceil(rows/16), 16, C0)`` of a ``(..., rows, cols)`` array."""
+    dt = _dtype(as_dtype(dtype) if isinstance(dtype, str) else dtype, "nz_shape")
+    c0 = _c0(c0, dt, "nz_shape")
+    _split(shape, "nz_shape")
+    rows, cols = shape[-2], shape[-1]
+    return (*shape[:-2], -(-cols // c0), -(-rows // ROWS), ROWS, c0)
+
+
+def _out(out, shape, dt, api: str, a: np.ndarray) -> np.ndarray:
+    if out is None:
+        return np.empty(shape, dt)
+    if not isinstance(out, np.ndarray) or out.shape != tuple(shape) or out.dtype != dt or not out.flags.c_contiguous \
+            or not out.flags.writeable:
+        got = f"{out.shape} {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
+        raise ParamError(f"{api}: out= must be a writable C-contiguous {tuple(shape)} {dt} array, got {got}")
+    if np.may_share_memory(out, a):
+        raise ParamError(f"{api}: out= shares memory with the input; pass a separate array")
+    return out
+
+
+class _Raw:
+    """Global memory over an array's bytes, as the executor sees a tensor (no copy; every byte defined, so no
+    definedness cost). A light GlobalTensor: to_nz / from_nz of small arrays are dominated by such overheads."""
+
+    __slots__ = ("memory", "offset", "_sig")
+
+    def __init__(self, memory: Memory, sig: TensorSig):
+        self.memory, self.offset, self._sig = memory, 0, sig
+
+
+def _raw(a: np.ndarray) -> _Raw:
+    data = a.reshape(-1).view(np.uint8)
+    mem = Memory(data, Phys.GM)
+    return _Raw(mem, TensorSig(TPosition.GM, Phys.GM, _U8, data.size, 0, mem.addr0 % 64))
+
+
+def to_nz(array, c0=None, out=None) -> np.ndarray:
+    """FRACTAL_NZ of a ``(..., rows, cols)`` array of any dtype: shape ``(..., ceil(cols/C0), ceil(rows/16), 16,
+    C0)``, ``nz[..., c // C0, r // 16, r % 16, c % C0] = a[..., r, c]``, pads 0. ``C0 = 32 // itemsize`` unless
+    ``c0=`` is given. ``out=``: a C-contiguous array of that shape and dtype to write into. Exactly inverted by
+    :func:`from_nz`.
+
+    This is the layout of ND2NZ with ``dstNzNStride = 1, dstNzC0Stride = AU(rows, 16)`` (:func:`nd2nz_params`).
+    The hardware NZ2ND reads 16-element fractal columns for every dtype (spec 6.1), so for 4-byte types it is not
+    the inverse of ND2NZ: the NZ2ND source of a float matrix is ``to_nz(a, c0=16)``, not ``to_nz(a)``.
+    """
+    a = np.asarray(array)
+    dt = _dtype(a.dtype, "to_nz")
+    c0 = _c0(c0, dt, "to_nz")
+    batch, rows, cols = _split(a.shape, "to_nz")
+    a = np.ascontiguousarray(a)
+    out = _out(out, nz_shape(a.shape, dt, c0), dt, "to_nz", a)
+    if out.size:
+        src, dst = _raw(a), _raw(out)
+        execute(_to_nz_plan(batch, rows, cols, dt.itemsize, c0, src._sig, dst._sig), dst, src)
+    return out
+
+
+def from_nz(array, shape, c0=None, out=None) -> np.ndarray:
+    """The ``(..., rows, cols)`` array of ``shape`` back from its FRACTAL_NZ form (any array holding exactly
+    ``prod(nz_shape(shape, dtype, c0))`` elements, e.g. the result of :func:`to_nz` with the same ``c0``).
+    Pads are not read. Inverse of :func:`to_nz` for every dtype, shape and ``c0``. ``out=``: a C-contiguous
+    array of ``shape`` and the dtype to write into.
+
+    Hardware NZ2ND (``DataCopy(gm, ub, Nz2NdParamsFull)``) reads 16-element fractal columns for every dtype,
+    so for 4-byte types it is ``from_nz(nz, shape, c0=16)``, not the inverse of the default ND2NZ layout.
+    """
+    a = np.asarray(array)
+    dt = _dtype(a.dtype, "from_nz")
+    c0 = _c0(c0, dt, "from_nz")
+    try:
+        shape = tuple(int(s) for s in shape)
+    except TypeError as exc:
+        raise ParamError(f"from_nz: shape={shape!r} must be a tuple of ints (..., rows, cols)") from exc
+    if any(s < 0 for s in shape):
+        raise ParamError(f"from_nz: shape={shape} has a negative dimension")
+    batch, rows, cols = _split(shape, "from_nz")
+    want = nz_shape(shape, dt, c0)
+    if a.size != math.prod(want):
+        raise ParamError(f"from_nz: the FRACTAL_NZ form of a {shape} {dt} array with C0={c0} has shape {want} "
+                         f"({math.prod(want)} elements); got an array of shape {a.shape} ({a.size} elements)")
+    a = np.ascontiguousarray(a)
+    out = _out(out, shape, dt, "from_nz", a)
+    if out.size:
+        src, dst = _raw(a), _raw(out)
+        execute(_from_nz_plan(batch, rows, cols, dt.itemsize, c0, src._sig, dst._sig), dst, src)
+    return out
+
+
+@lru_cache(maxsize=256)
+def _to_nz_plan(batch, rows, cols, es, c0, src_sig, dst_sig):
+    """Loops (batch, column block, row): the destination is written sequentially."""
+    n16 = -(-rows // ROWS) * ROWS
+    nfull, rem = divmod(cols, c0)
+    nblk = nfull + (rem > 0)
+    blk, col = c0 * es, n16 * c0 * es  # bytes of one C0 row / one column block
+    sb, db = rows * cols * es, nblk * col  # bytes per batch item
+    steps = []
+    if nfull:
+        steps.append(Move((0,), (0,), blk, ((batch, sb, db), (nfull, blk, col), (rows, cols * es, blk))))
+    zero = b"\0" * es
+    if rem:
+        steps.append(Move((nfull * blk,), (nfull * col,), rem * es, ((batch, sb, db), (rows, cols * es, blk))))
+        steps.append(Fill((nfull * col + rem * es,), blk - rem * es, ((batch, db), (rows, blk)), zero))
+    if n16 > rows:
+        steps.append(Fill((rows * blk,), (n16 - rows) * blk, ((batch, db), (nblk, col)), zero))
+    return make_plan("to_nz", steps, src_sig, dst_sig)
+
+
+@lru_cache(maxsize=256)
+def _from_nz_plan(batch, rows, cols, es, c0, src_sig, dst_sig):
+    """Loops (batch, column block, row): the source is read sequentially."""
+    n16 = -(-rows // ROWS) * ROWS
+    nfull, rem = divmod(cols, c0)
+    nblk = nfull + (rem > 0)
+    blk, col = c0 * es, n16 * c0 * es
+    sb, db = nblk * col, rows * cols * es
+    steps = []
+    if nfull:
+        steps.append(Move((0,), (0,), blk, ((batch, sb, db), (nfull, col, blk), (rows, blk, cols * es))))
+    if rem:
+        steps.append(Move((nfull * col,), (nfull * blk,), rem * es, ((batch, sb, db), (rows, blk, cols * es))))
+    return make_plan("from_nz", steps, src_sig, dst_sig)
+
+
+# ----------------------------------------------------------------------------------------------- param helpers
+def nd2nz_params(rows: int, cols: int, dtype, count: int = 1, row_stride: int | None = None) -> Nd2NzParams:
+    """Nd2NzParams moving ``count`` ND matrices of ``rows x cols`` elements (rows ``row_stride`` elements apart,
+    default ``cols``; matrices ``rows*row_stride`` apart) into the :func:`to_nz` layout: ``dstNzNStride = 1``,
+    ``dstNzC0Stride = AU(rows, 16)``, matrices ``AU(rows, 16)*ceil(cols/C0)*C0`` elements apart,
+    ``C0 = 32 / sizeof(dtype)``."""
+    dt = as_dtype(dtype)
+    c0 = BLK // dt.itemsize
+    stride = cols if row_stride is None else row_stride
+    n16 = -(-rows // ROWS) * ROWS
+    many = count > 1
+    return Nd2NzParams(ndNum=count, nValue=rows, dValue=cols, srcNdMatrixStride=rows * stride if many else 0,
+                       srcDValue=stride, dstNzC0Stride=n16, dstNzNStride=1,
+                       dstNzMatrixStride=n16 * -(-cols // c0) * c0 if many else 0)
+
+
+def nz2nd_params(rows: int, cols: int, dtype=None, count: int = 1, row_stride: int | None = None) -> Nz2NdParamsFull:
+    """Nz2NdParamsFull moving ``count`` NZ matrices of ``rows x cols`` (``cols`` a multiple of 16) laid out with
+    16-element fractal columns of ``AU(rows, 16)`` rows, i.e. ``to_nz(a, c0=16)`` (the default ``to_nz`` layout
+    for 2-byte types only), back to ND rows ``row_stride`` elements apart (default ``cols``), matrices
+    ``rows*row_stride`` apart. ``dtype`` does not change the params: NZ2ND fractals are 16 wide for every dtype."""
+    if dtype is not None:
+        as_dtype(dtype)
+    if cols % NZ2ND_FRACTAL:
+        raise ParamError(f"nz2nd_params: cols={cols} is not a multiple of 16 (NZ2ND moves whole 16-element fractal "
+                         "columns; pad the matrix to AU(cols, 16) columns)")
+    stride = cols if row_stride is None else row_stride
+    n16 = -(-rows // ROWS) * ROWS
+    many = count > 1
+    return Nz2NdParamsFull(ndNum=count, nValue=rows, dValue=cols,
+                           srcNdMatrixStride=n16 * cols // 256 if many else 1, srcNStride=n16, dstDStride=stride,
+                           dstNdMatrixStride=rows * stride if many else 1)
