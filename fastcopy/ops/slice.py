@@ -1,5 +1,319 @@
-"""Sliced DataCopy with SliceInfo (spec 7). Owned by the slice issue; stub until it lands."""
+"""Sliced DataCopy with SliceInfo (spec 7): a strided sub-tensor of up to 8 dimensions in one call.
+
+For an info list ``I`` (dim 0 innermost), ``L = srcSliceInfo[0].burstLen*32 // es`` and
+``pitch_d = prod(I[k].shapeValue for k < d)`` (spec 7.1)::
+
+    n0    = (end0 - start0 + 1 + stride0) // (L + stride0)              runs of L elements in dim 0
+    n_d   = (end_d - start_d + 1 + stride_d) // (1 + stride_d)          one index per slice above dim 0
+    selected(I) = [start0 + j*(L + stride0) + e + sum_d (start_d + t_d*(1 + stride_d)) * pitch_d]
+
+enumerated with dim 0 fastest; the k-th selected source element goes to the k-th selected destination
+element (``endIndex`` inclusive). Every rule of spec 7.2 (and 11.8-11.10) is checked here; remainders are
+errors (decision 9 #24). The plan is one Move: outer offsets = the start of every combination of dims >= 1
+(dim 1 fastest, as the device builds its offset lists), one inner loop of ``n0`` runs of ``burstLen*32`` bytes.
+"""
+
+from __future__ import annotations
+
+import numbers
+from functools import lru_cache
+
+import numpy as np
+
+from ..errors import AlignmentError, ParamError, ParamTypeError, RangeError
+from ..params import SliceInfo
+from ..plan import Move, check_span, make_plan, writes_may_overlap
+from ..products import SLICE_PATHS, Phys, Product
+from .common import Call, check_alignment, check_path, check_range, check_same_dtype, core_of
+from .loopmode import loop_mode, with_loop_mode
+
+API = "DataCopy(SliceInfo)"
+BLK = 32
+MAX_DIMS = 8  # spec 7.2 rule 1, decision 9 #21
+MAX_COMBOS = 1536  # rule 5: the device's fixed-size offset lists
+MAX_RUNS = 4095  # rule 5: blockCount of the per-combination copy
+MAX_BURST_LEN = 65535  # blockLen (uint16, blocks) of the per-combination copy
+MAX_PAD_BYTES = 65535  # rule 7: 16-bit byte length of the GM->UB DataCopyPad engine (A2/A3/350)
+MAX_GAP_BLOCKS = 65535  # 16-bit gap fields in 32-byte blocks
+MAX_PAD_GAP_BYTES = 2**32 - 1  # uint32 GM stride of DataCopyPad on Atlas A2/A3
+_INFERENCE = Product.ATLAS_INFERENCE_AICORE
+_SIDES = ("srcSliceInfo", "dstSliceInfo")
+START, END, STRIDE, BURST, SHAPE = range(5)  # SliceInfo.key() positions
 
 
 def plan_slice(dst, src, dst_info, src_info, dimValue=1):  # noqa: N803
-    raise NotImplementedError("DataCopy(SliceInfo[]) is not implemented yet")
+    """Plan ``DataCopy(dst, src, dstSliceInfo, srcSliceInfo, dimValue)`` (cached)."""
+    pipe = core_of(API, dst, src)
+    dkeys = _info_keys(dst_info, "dstSliceInfo")
+    skeys = _info_keys(src_info, "srcSliceInfo")
+    dim_value = _dim_value(dimValue)
+    loop = loop_mode(pipe, src.memory.phys, dst.memory.phys) if pipe.state else None
+    gm = src if src.is_global else dst
+    gm_shape = tuple(gm.shape) if any(k[SHAPE] == 0 for k in dkeys + skeys) else None
+    return plan_keys(dkeys, skeys, dim_value, src._sig, dst._sig, pipe.product, loop, gm_shape)
+
+
+def _info_keys(infos, side: str) -> tuple:
+    """The ``key()`` of every entry; entries may be SliceInfo, a tuple in constructor order, or a dict."""
+    if not isinstance(infos, (list, tuple)):
+        raise ParamTypeError(f"{API}: {side} must be a list of SliceInfo (one per dimension), got "
+                             f"{type(infos).__name__}")
+    keys = []
+    for d, v in enumerate(infos):
+        if isinstance(v, SliceInfo):
+            keys.append(v.key())
+        elif isinstance(v, dict):
+            keys.append(SliceInfo(**v).key())
+        elif isinstance(v, (tuple, list)):
+            keys.append(SliceInfo(*v).key())
+        else:
+            raise ParamTypeError(f"{API}: {side}[{d}] is a {type(v).__name__}, not a SliceInfo "
+                                 "(or a tuple in constructor order {startIndex, endIndex, stride, burstLen, "
+                                 "shapeValue})")
+    return tuple(keys)
+
+
+def _dim_value(v) -> int:
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+        raise ParamTypeError(f"{API}: dimValue={v!r} is not an integer (uint32_t)")
+    v = int(v)
+    if not 0 <= v <= 2**32 - 1:
+        raise ParamTypeError(f"{API}: dimValue={v} does not fit uint32_t [0, {2**32 - 1}]")
+    return v
+
+
+def run_count(key, run: int) -> int:
+    """Spec 7.1: the number of runs (dim 0, ``run = L``) or of indices (dims >= 1, ``run = 1``), floored."""
+    return (key[END] - key[START] + 1 + key[STRIDE]) // (run + key[STRIDE])
+
+
+@lru_cache(maxsize=2048)
+def plan_keys(dkeys, skeys, dim_value, src, dst, product, loop, gm_shape):
+    """Validate (spec 7.2, 11.8-11.10) and plan; pure function of hashable values. ``gm_shape``: the numpy
+    shape of the GlobalTensor, needed only when a shapeValue is 0."""
+    call = Call(API, product, src, dst)
+    for side, keys in zip(_SIDES, (skeys, dkeys)):
+        for d, k in enumerate(keys):
+            SliceInfo.check_key_types(f"{API}: {side}[{d}]", k, product)
+    check_path(call, SLICE_PATHS, src.dtype)
+    check_same_dtype(call)
+    check_alignment(call, "Slice")
+    es = src.itemsize
+    ub_side = "dstSliceInfo" if dst.phys is Phys.UB else "srcSliceInfo"
+    gm_side = "srcSliceInfo" if ub_side == "dstSliceInfo" else "dstSliceInfo"
+
+    # rule 1: dimensions
+    check_range(API, "dimValue", dim_value, 1, MAX_DIMS, "dimensions", product)
+    for side, keys in zip(_SIDES, (skeys, dkeys)):
+        if len(keys) != dim_value:
+            raise ParamError(f"{API}: {side} has {len(keys)} entries but dimValue={dim_value}; both lists need "
+                             f"exactly dimValue entries on {product}")
+    shapes = _resolve_shapes(call, skeys, dkeys, gm_side, ub_side, gm_shape)
+    info = {"srcSliceInfo": skeys, "dstSliceInfo": dkeys}
+
+    # rule 2: burstLen
+    burst_len = skeys[0][BURST]
+    check_range(API, "srcSliceInfo[0].burstLen", burst_len, 1, MAX_BURST_LEN, "32-byte blocks per run", product)
+    if dkeys[0][BURST] != burst_len:
+        raise ParamError(f"{API}: dstSliceInfo[0].burstLen={dkeys[0][BURST]} must equal "
+                         f"srcSliceInfo[0].burstLen={burst_len} on {product} (both sides move the same runs)")
+    for side in _SIDES:
+        for d in range(1, dim_value):
+            if info[side][d][BURST] != 1:
+                raise RangeError(f"{API}: {side}[{d}].burstLen={info[side][d][BURST]} must be 1 in dimensions "
+                                 f">= 1 on {product} (burstLen applies to dimension 0 only)")
+    run = burst_len * BLK // es  # L, elements per run
+
+    # rule 6 (11.9) and the exact fit (decision 9 #24)
+    for side in _SIDES:
+        for d in range(dim_value):
+            _check_indices(side, d, info[side][d], shapes[side][d], run, es, product)
+
+    # rule 3: equal counts on both sides
+    n0 = {side: run_count(info[side][0], run) for side in _SIDES}
+    counts = {side: [run_count(k, 1) for k in info[side][1:]] for side in _SIDES}
+    combos = {side: int(np.prod(counts[side], dtype=object)) if counts[side] else 1 for side in _SIDES}
+    if n0["dstSliceInfo"] != n0["srcSliceInfo"]:
+        raise ParamError(f"{API}: dstSliceInfo[0] selects {n0['dstSliceInfo']} run(s) of L={run} elements but "
+                         f"srcSliceInfo[0] selects {n0['srcSliceInfo']}; both sides must select the same number "
+                         f"of runs in dimension 0 on {product} (the device sizes every burst group from the source)")
+    if combos["dstSliceInfo"] != combos["srcSliceInfo"]:
+        raise ParamError(f"{API}: dstSliceInfo selects {_product_text(counts['dstSliceInfo'])} combinations of "
+                         f"dimensions >= 1 but srcSliceInfo selects {_product_text(counts['srcSliceInfo'])}; they "
+                         f"must be equal on {product} (the two offset lists are walked in step)")
+    # rule 5: device limits
+    n_runs, n_combos = n0["srcSliceInfo"], combos["srcSliceInfo"]
+    if n_runs > MAX_RUNS:
+        raise RangeError(f"{API}: srcSliceInfo[0] selects n0={n_runs} runs, outside [1, {MAX_RUNS}] runs per "
+                         f"combination (blockCount) on {product}")
+    if n_combos > MAX_COMBOS:
+        raise RangeError(f"{API}: srcSliceInfo selects {_product_text(counts['srcSliceInfo'])} combinations of "
+                         f"dimensions >= 1, more than {MAX_COMBOS} (the device's fixed-size offset lists) on "
+                         f"{product}")
+
+    # rule 4 (11.8): the UB side stays 32-byte aligned
+    _check_ub_alignment(call, info[ub_side], shapes[ub_side], ub_side, dim_value, es)
+    # rule 7 and the gap fields
+    warns = _check_strides(call, info, gm_side, ub_side, n_runs, burst_len, es)
+
+    # geometry: byte offsets of every combination, one loop of n0 runs
+    span = {}
+    for side in _SIDES:
+        span[side] = _span(info[side], shapes[side], run, n_runs, es)
+    check_span(API, "read", span["srcSliceInfo"], src.nbytes, "source")
+    check_span(API, "write", span["dstSliceInfo"], dst.nbytes, "destination")
+    soffs = _offsets(skeys, shapes["srcSliceInfo"], es)
+    doffs = _offsets(dkeys, shapes["dstSliceInfo"], es)
+    burst = burst_len * BLK
+    step = Move(soffs, doffs, burst, ((n_runs, (run + skeys[0][STRIDE]) * es, (run + dkeys[0][STRIDE]) * es),))
+    steps = with_loop_mode((step,), loop)
+    # one call never writes a byte twice: every index is < shapeValue and runs are disjoint (mixed radix);
+    # only loop-mode repetitions can overlap
+    exact = loop is not None and writes_may_overlap(steps)
+    return make_plan(API, steps, src, dst, warns, exact=exact)
+
+
+def _product_text(counts) -> str:
+    total = int(np.prod(counts, dtype=object)) if counts else 1
+    return f"{total} ({' * '.join(map(str, counts))})" if len(counts) > 1 else str(total)
+
+
+def _resolve_shapes(call: Call, skeys, dkeys, gm_side, ub_side, gm_shape) -> dict:
+    """shapeValue per side; 0 takes the GlobalTensor's numpy shape (spec 7.2, 11.10), dim 0 = last axis."""
+    product = call.product
+    out = {}
+    for side, keys in (("srcSliceInfo", skeys), ("dstSliceInfo", dkeys)):
+        given = [k[SHAPE] for k in keys]
+        zeros = [d for d, s in enumerate(given) if s == 0]
+        if not zeros:
+            out[side] = given
+            continue
+        d = zeros[0]
+        where = f"{API}: {side}[{d}].shapeValue=0"
+        if side == ub_side:
+            pos = (call.dst if side == "dstSliceInfo" else call.src).position
+            raise ParamError(f"{where} would take the shape of the {pos} LocalTensor, which has none in fastcopy; "
+                             f"give the extent of dimension {d} in elements on {product}")
+        if skeys[0][SHAPE] != 0:
+            raise ParamError(f"{where}: the device replaces shapeValues by the tensors' shapes only when "
+                             f"srcSliceInfo[0].shapeValue == 0 (here {skeys[0][SHAPE]}) and otherwise uses 0; "
+                             f"give the extent of dimension {d} in elements on {product}")
+        if gm_shape is None or len(gm_shape) != len(keys):
+            nd = "?" if gm_shape is None else len(gm_shape)
+            raise ParamError(f"{where} takes the GlobalTensor's shape, but its array has {nd} dimension(s) "
+                             f"{gm_shape}, not dimValue={len(keys)}; give every shapeValue on {product}")
+        real = list(gm_shape[::-1])
+        for d, s in enumerate(given):
+            if s not in (0, real[d]):
+                raise ParamError(f"{API}: {side}[{d}].shapeValue={s} differs from the GlobalTensor's extent "
+                                 f"{real[d]} (numpy axis {len(keys) - 1 - d}), which the device uses for every "
+                                 f"dimension when srcSliceInfo[0].shapeValue == 0 on {product}")
+        out[side] = real
+    return out
+
+
+def _check_indices(side, d, key, shape, run, es, product) -> None:
+    """Rule 6 (startIndex <= endIndex < shapeValue, 11.9) and the exact fit of runs / indices (9 #24)."""
+    start, end, stride = key[START], key[END], key[STRIDE]
+    name = f"{API}: {side}[{d}]"
+    if end >= shape:
+        raise RangeError(f"{name}.endIndex={end} must be < shapeValue={shape} on {product} (endIndex is "
+                         "inclusive)")
+    if d == 0:
+        width = end - start + 1
+        if width < run:
+            raise RangeError(f"{name}: endIndex - startIndex + 1 = {width} elements (startIndex={start}, "
+                             f"endIndex={end}) is less than one run of L={run} elements (burstLen*32 bytes / "
+                             f"sizeof(T)={es}) on {product}")
+        period = run + stride
+        if (width + stride) % period:
+            n = (width + stride) // period
+            used = n * run + (n - 1) * stride
+            raise ParamError(f"{name} ends inside a run or gap: endIndex - startIndex + 1 = {width} elements is "
+                             f"not N*L + (N-1)*stride for a whole N (L={run}, stride={stride}); the device copies "
+                             f"{n} run(s) and silently drops {width - used} element(s): set "
+                             f"endIndex={start + used - 1} on {product}")
+        return
+    if start > end:
+        raise RangeError(f"{name}.startIndex={start} must be <= endIndex={end} on {product}")
+    if (end - start) % (1 + stride):
+        last = start + (end - start) // (1 + stride) * (1 + stride)
+        raise ParamError(f"{name}.endIndex={end} is not a selected index (startIndex={start} plus a multiple of "
+                         f"1 + stride = {1 + stride}); the device stops at index {last}: set endIndex={last} on "
+                         f"{product}")
+
+
+def _check_ub_alignment(call: Call, keys, shapes, side, dim_value, es) -> None:
+    """Rule 4 / 11.8: UB-side dim-0 start, stride and (dimValue >= 2) row length are 32-byte multiples."""
+    pos = (call.dst if side == "dstSliceInfo" else call.src).position
+    checks = [("startIndex", keys[0][START]), ("stride", keys[0][STRIDE])]
+    if dim_value >= 2:
+        checks.append(("shapeValue", shapes[0]))
+    for field, v in checks:
+        if v * es % BLK:
+            why = (" (with dimValue >= 2 every row of dimensions >= 1 must start 32-byte aligned)"
+                   if field == "shapeValue" else "")
+            raise AlignmentError(f"{API}: {side}[0].{field}={v} elements = {v * es} bytes is not a multiple of "
+                                 f"32 on the UB side ({pos}) on {call.product}: UB addresses must be 32-byte "
+                                 f"aligned{why}")
+
+
+def _check_strides(call: Call, info, gm_side, ub_side, n_runs, burst_len, es) -> list:
+    """Rule 7 (unaligned GM stride: 16-bit run length GM->UB on A2/A3/350, miscomputed on 310P) and the gap
+    fields of the per-combination copy; returns the warnings."""
+    product = call.product
+    gm_stride = info[gm_side][0][STRIDE]
+    ub_stride = info[ub_side][0][STRIDE]
+    warns = []
+    unaligned = gm_stride * es % BLK != 0
+    what = f"{gm_side}[0].stride={gm_stride} elements = {gm_stride * es} bytes"
+    if unaligned and product is not _INFERENCE and call.path == (Phys.GM, Phys.UB) \
+            and burst_len * BLK > MAX_PAD_BYTES:
+        raise RangeError(f"{API}: srcSliceInfo[0].burstLen={burst_len} is {burst_len * BLK} bytes per run, more "
+                         f"than {MAX_PAD_BYTES}: with a GM-side stride that is not a multiple of 32 ({what}) the "
+                         f"runs go through an engine with a 16-bit byte length on {product}; use burstLen <= "
+                         f"{MAX_PAD_BYTES // BLK} or a stride of whole 32-byte blocks")
+    if unaligned and product is _INFERENCE and (n_runs > 2 or (n_runs > 1 and ub_stride)):
+        why = f"n0={n_runs} > 2 runs" if n_runs > 2 else f"the UB-side {ub_side}[0].stride={ub_stride} is not 0"
+        warns.append(f"{API}: on {product} a GM-side stride that is not a multiple of 32 bytes ({what}) is "
+                     f"miscomputed by the device when there are more than 2 runs or the UB-side stride is non-zero "
+                     f"(here {why}); fastcopy computes the documented result (spec 9 #36)")
+    if n_runs > 1:  # the gaps take effect: they must fit their fields
+        ub_gap = ub_stride * es // BLK
+        if ub_gap > MAX_GAP_BLOCKS:
+            raise RangeError(f"{API}: {ub_side}[0].stride={ub_stride} elements is a UB-side gap of {ub_gap} "
+                             f"blocks, outside [0, {MAX_GAP_BLOCKS}] 32-byte blocks on {product}")
+        if not unaligned and gm_stride * es // BLK > MAX_GAP_BLOCKS:
+            raise RangeError(f"{API}: {what} is a GM-side gap of {gm_stride * es // BLK} blocks, outside "
+                             f"[0, {MAX_GAP_BLOCKS}] 32-byte blocks on {product}")
+        if unaligned and product in (Product.ATLAS_A2, Product.ATLAS_A3) and gm_stride * es > MAX_PAD_GAP_BYTES:
+            raise RangeError(f"{API}: {what} is outside [0, {MAX_PAD_GAP_BYTES}] bytes (uint32 GM stride of the "
+                             f"DataCopyPad engine) on {product}")
+    return warns
+
+
+def _span(keys, shapes, run, n_runs, es) -> tuple:
+    """(lo, hi) bytes touched by one side, computed with Python ints (no overflow before the bounds check)."""
+    lo = keys[0][START]
+    hi = lo + (n_runs - 1) * (run + keys[0][STRIDE]) + run
+    pitch = 1
+    for d in range(1, len(keys)):
+        pitch *= shapes[d - 1]
+        k = keys[d]
+        last = k[START] + (run_count(k, 1) - 1) * (1 + k[STRIDE])
+        lo += k[START] * pitch
+        hi += last * pitch
+    return lo * es, hi * es
+
+
+def _offsets(keys, shapes, es) -> tuple:
+    """Byte offset of the first run of every combination of dims >= 1, dim 1 fastest (spec 7.2)."""
+    offs = np.array([keys[0][START]], np.int64)
+    pitch = 1
+    for d in range(1, len(keys)):
+        pitch *= shapes[d - 1]
+        k = keys[d]
+        idx = k[START] + np.arange(run_count(k, 1), dtype=np.int64) * (1 + k[STRIDE])
+        offs = (idx[:, None] * pitch + offs[None, :]).reshape(-1)
+    return tuple((offs * es).tolist())
+
