@@ -1,16 +1,402 @@
-"""DataCopyPad (spec 4). Owned by the DataCopyPad issue; stub until it lands."""
+"""DataCopyPad (spec 4): non-aligned copies with padding, the pad register (PADREG), Compact mode, loop mode.
+
+GM -> local, Normal (4.2), ``lp = leftPadding*es``, ``rp = rightPadding*es``, ``P = AU(lp + bl + rp, 32)``::
+
+    s = S + i*(bl + srcStride);  d = D + i*(P + dstStride*32)
+    [d, d+lp) LEFT | [d+lp, d+lp+bl) <- [s, s+bl) | [.., +rp) RIGHT | [.., d+P) DUMMY
+
+GM -> local, Compact (4.4, Atlas 350): ``copy(D + i*bl, S + i*(bl + srcStride), bl)``, TAIL up to
+``D + AU(n*bl, 32)``. Local -> GM (4.5): ``copy(D + i*(bl + dstStride), S + i*(AU(bl, 32) + srcStride*32), bl)``
+(Compact reads ``S + i*bl``). Fill values: the tables of 4.3 (:func:`normal_fills`, :func:`compact_fill`).
+Loop mode (4.8) repeats the whole call (:mod:`.loopmode`). UB -> TSCM (4.6) lives in :mod:`.pad_tscm`.
+"""
+
+from __future__ import annotations
 
 import enum
+from functools import lru_cache
+
+from ..dtypes import as_dtype, ascend_name
+from ..errors import ParamTypeError, RangeError, UnsupportedError
+from ..execute import execute
+from ..memory import current_pipe
+from ..params import DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams, Nd2NzParams
+from ..plan import Fill, Move, injective, make_plan, step_spans, writes_may_overlap
+from ..products import DATACOPYPAD_PATHS, PAD_350_ENGINE, SET_PAD_VALUE, ZERO_IS_NOOP, Phys
+from .common import Call, check_alignment, check_path, check_range, check_same_dtype, core_of
+from .loopmode import loop_mode, with_loop_mode
+from .padvalue import scalar_from_key, scalar_key, scalar_pattern, show
+
+API = "DataCopyPad"
+BLK = 32
+#: the "first element of the burst" fill (spec 4.3); other fills are ``bytes`` (defined) or None (undefined)
+FIRST = "first"
+#: pipe.state key of the pad register: the bit pattern (its length is the element width), ("number", key) for a
+#: plain Python number set without a type, or absent (never set)
+PADREG = "padreg"
 
 
 class PaddingMode(enum.Enum):
+    """Atlas 350 ``PaddingMode`` template argument (spec 4.4)."""
+
     Normal = 0
     Compact = 1
 
 
-def DataCopyPad(dst, src, *args, **kwargs):  # noqa: N802
-    raise NotImplementedError("DataCopyPad is not implemented yet")
+def au(x: int, a: int) -> int:
+    """AU(x, a) = ceil(x / a) * a."""
+    return -(-x // a) * a
 
 
-def SetPadValue(value, pipe=None):  # noqa: N802
-    raise NotImplementedError("SetPadValue is not implemented yet")
+# ------------------------------------------------------------------------------------------ public entry points
+def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=None):  # noqa: N802, N803
+    """``DataCopyPad(local, gm, copyParams, padParams, mode=...)`` (GM -> local),
+    ``DataCopyPad(gm, local, copyParams, mode=...)`` (local -> GM),
+    ``DataCopyPad(l1, ub, copyParams, nd2nzParams, workspace=None)`` (UB -> TSCM through a GM workspace; returns
+    the workspace GlobalTensor). ``copyParams``: DataCopyExtParams or legacy DataCopyParams (blockLen in bytes);
+    ``padParams``: DataCopyPadExtParams or legacy DataCopyPadParams. ``mode`` is the Atlas 350 template argument
+    (``PaddingMode.Normal`` is accepted on every product); it may also be passed positionally."""
+    pad, nd, mode = _parse_extra(args, mode)
+    pipe = core_of(API, dst, src)
+    if nd is not None or (not dst.is_global and not src.is_global):
+        from .pad_tscm import plan_pad_tscm
+
+        if pad is not None:
+            raise UnsupportedError(f"{API}: the local -> local (UB -> TSCM) form takes Nd2NzParams, not "
+                                   f"{type(pad).__name__}")
+        plans, ws = plan_pad_tscm(dst, src, copyParams, nd, mode, workspace)
+        for plan, (d, s) in zip(plans, ((ws, None), (ws, src), (dst, ws))):
+            execute(plan, d, s)
+        pipe.state["pad_workspace"] = ws
+        return ws
+    if workspace is not None:
+        raise UnsupportedError(f"{API}: workspace= belongs to the UB -> TSCM form (with Nd2NzParams)")
+    if dst.is_global:
+        if pad is not None:
+            raise UnsupportedError(f"{API}: the local -> GM form takes no {type(pad).__name__} (padding exists "
+                                   "only on the way in)")
+        plan = plan_pad_out(dst, src, copyParams, mode)
+        execute(plan, dst, src)
+        return None
+    if pad is None:
+        raise UnsupportedError(f"{API}: the GM -> local form needs padParams (DataCopyPadExtParams or "
+                               "DataCopyPadParams), as in DataCopyPad(dst, src, copyParams, padParams)")
+    plan, padreg_after = plan_pad_in(dst, src, copyParams, pad, mode)
+    execute(plan, dst, src)
+    if padreg_after is not None:
+        pipe.state[PADREG] = padreg_after
+    return None
+
+
+def SetPadValue(value, pipe=None, dtype=None) -> None:  # noqa: N802
+    """``SetPadValue<T>(value)``: set the pad register of a core (default: the current core), spec 4.3.
+
+    A numpy scalar (or ``dtype=``) fixes ``T``: the register keeps that exact bit pattern and width (11.12). A
+    plain Python number is kept as a number and converted, exactly, to the element type of each copy that reads
+    the register (an error there if that type cannot hold it)."""
+    pipe = pipe or current_pipe()
+    api = "SetPadValue"
+    if pipe.product not in SET_PAD_VALUE:
+        raise UnsupportedError(f"{api}: does not exist on {pipe.product} (the pad register is set only by "
+                               "DataCopyPad calls with isPad=true there)")
+    if dtype is None and not hasattr(value, "dtype"):
+        if isinstance(value, (bool, int, float, complex)):
+            pipe.state[PADREG] = ("number", scalar_key(value))
+            return
+        raise ParamTypeError(f"{api}: value={show(value)} is not a number (a Python or numpy scalar) on "
+                             f"{pipe.product}")
+    dt = as_dtype(dtype if dtype is not None else value.dtype)
+    pipe.state[PADREG] = register_pattern(api, value, dt, pipe.product)
+
+
+def register_pattern(api: str, value, dt, product) -> bytes:
+    """The register's bit pattern for ``value`` as a ``dt`` (exact; 0 only for 8-byte types)."""
+    pattern = scalar_pattern(value, dt, api, "value", product)
+    if dt.itemsize == 8 and any(pattern):
+        raise RangeError(f"{api}: value={show(value)} must be 0 for 8-byte types ({ascend_name(dt)}) on "
+                         f"{product}: the hardware replicates a 32-bit pad value (spec 4.3, 11.12)")
+    return pattern
+
+
+def _register(padreg, dt, product):
+    """The register as this copy's fill pattern source: bytes (any width), or None if never set. A number set
+    by SetPadValue without a type is converted to ``dt`` here."""
+    if isinstance(padreg, tuple):
+        return register_pattern("SetPadValue", scalar_from_key(padreg[1]), dt, product)
+    return padreg
+
+
+def _parse_extra(args, mode):
+    pad = nd = None
+    for a in args:
+        if isinstance(a, (DataCopyPadExtParams, DataCopyPadParams)) and pad is None:
+            pad = a
+        elif isinstance(a, Nd2NzParams) and nd is None:
+            nd = a
+        elif isinstance(a, (PaddingMode, str)):
+            mode = a
+        else:
+            raise UnsupportedError(f"{API}: unexpected argument {a!r}; after copyParams it takes padParams "
+                                   "(DataCopyPadExtParams / DataCopyPadParams), Nd2NzParams or a PaddingMode")
+    try:
+        mode = PaddingMode[mode] if isinstance(mode, str) else PaddingMode(mode)
+    except (KeyError, ValueError):
+        raise UnsupportedError(f"{API}: mode={mode!r} is not a PaddingMode (Normal, Compact)") from None
+    return pad, nd, mode
+
+
+# ------------------------------------------------------------------------------------------ shared validation
+def copy_key(copy_params) -> tuple:
+    """``(struct name, (blockCount, blockLen, srcStride, dstStride, rsv))`` of either copy-params struct."""
+    if isinstance(copy_params, DataCopyExtParams):
+        return "DataCopyExtParams", copy_params.key()
+    if isinstance(copy_params, DataCopyParams):
+        return "DataCopyParams", copy_params.key() + (0,)
+    raise UnsupportedError(f"{API}: copyParams must be DataCopyExtParams or DataCopyParams, got "
+                           f"{type(copy_params).__name__}")
+
+
+def check_copy(call: Call, kind: str, key: tuple, mode: PaddingMode, gm_src: bool):
+    """Validate the copy params of a GM <-> local call (spec 2.1, 2.2, 4.7, 8.1); None means a no-op."""
+    product, es = call.product, call.src.itemsize
+    struct = DataCopyExtParams if kind == "DataCopyExtParams" else DataCopyParams
+    struct(*key[:len(struct.FIELDS)]).check_types(call.api, product)
+    check_path(call, DATACOPYPAD_PATHS, call.src.dtype)
+    check_same_dtype(call)
+    check_alignment(call, "DataCopyPad")
+    if mode is PaddingMode.Compact and product not in PAD_350_ENGINE:
+        raise UnsupportedError(f"{API}: mode=PaddingMode.Compact exists only on Atlas 350, not on {product}")
+    bc, bl, ss, ds, rsv = key
+    check_range(call.api, "rsv", rsv, 0, 0, "(reserved, keep 0)", product)
+    if bc == 0 or bl == 0:
+        if product in ZERO_IS_NOOP:
+            return None
+        field = "blockCount" if bc == 0 else "blockLen"
+        raise RangeError(f"{call.api}: {field}=0 is outside [1, {4095 if bc == 0 else _max_len(kind)}] "
+                         f"{'bursts' if bc == 0 else 'bytes'} on {product} (0 is a no-op only on Atlas A2, "
+                         "Atlas A3 and Atlas 350)")
+    check_range(call.api, "blockCount", bc, 1, 4095, "bursts", product)
+    check_range(call.api, "blockLen", bl, 1, _max_len(kind), "bytes", product)
+    if bl % es:
+        raise RangeError(f"{call.api}: blockLen={bl} bytes is not a multiple of sizeof({ascend_name(call.src.dtype)})"
+                         f" = {es} on {product}")
+    if product in PAD_350_ENGINE and kind == "DataCopyExtParams":
+        local_field = "dstStride" if gm_src else "srcStride"
+        ignored = mode is PaddingMode.Compact  # Compact ignores the local-side stride (4.4, 11.7)
+        if gm_src:
+            check_range(call.api, "srcStride", ss, -bl, 2**40 - 1, "bytes (GM side, >= -blockLen)", product)
+        else:
+            check_range(call.api, "dstStride", ds, 0, 2**40 - 1, "bytes (GM side)", product)
+        if not ignored:
+            check_range(call.api, local_field, ds if gm_src else ss, 0, 65535, "32-byte blocks (local side)",
+                        product)
+    return bc, bl, ss, ds
+
+
+def _max_len(kind: str) -> int:
+    return 2097151 if kind == "DataCopyExtParams" else 65535
+
+
+def _may_overlap(steps, loop) -> bool:
+    """Writes of one call never overlap (each burst's period >= its footprint, spec 4.2/4.4/4.5); with loop mode
+    the repetitions of the call footprint ``[0, F)`` must clear each other, else ask the exact test."""
+    if loop is None:
+        return False
+    n1, n2, _, d1, _, d2 = loop
+    footprint = max(step_spans(s)[1][1] for s in steps)
+    if injective(footprint, ((n2, 0, d2), (n1, 0, d1))):
+        return False
+    return writes_may_overlap(with_loop_mode(steps, loop))
+
+
+def _finish(call: Call, steps, warns, loop):
+    exact = _may_overlap(steps, loop)
+    return make_plan(call.api, with_loop_mode(steps, loop), call.src, call.dst, warns, exact=exact)
+
+
+# ----------------------------------------------------------------------------------------------- local -> GM
+def plan_pad_out(dst, src, copy_params, mode=PaddingMode.Normal):
+    """Plan ``DataCopyPad(gm, local, copyParams)`` (cached)."""
+    pipe = core_of(API, dst, src)
+    kind, key = copy_key(copy_params)
+    loop = loop_mode(pipe, src.memory.phys, dst.memory.phys) if pipe.state else None
+    return _plan_out(kind, key, PaddingMode(mode), src._sig, dst._sig, pipe.product, loop)
+
+
+@lru_cache(maxsize=4096)
+def _plan_out(kind, key, mode, src, dst, product, loop):
+    call = Call(f"{API}({kind})", product, src, dst)
+    if src.phys is Phys.GM or dst.phys is not Phys.GM:
+        raise UnsupportedError(f"{call.api}: path {call.path_text} is not a local -> GM path")
+    burst = check_copy(call, kind, key, mode, gm_src=False)
+    if burst is None:
+        return make_plan(call.api, (), src, dst)
+    bc, bl, ss, ds = burst
+    warns = []
+    if mode is PaddingMode.Compact and ss:
+        warns.append(f"{call.api}: srcStride={ss} is ignored in Compact mode (UB bursts are packed back to back, "
+                     f"spec 11.7) on {product}")
+    return _finish(call, out_steps(bc, bl, ss, ds, mode), warns, loop)
+
+
+def out_steps(bc, bl, ss, ds, mode=PaddingMode.Normal) -> tuple:
+    """Local -> GM bursts (spec 4.5): ``copy(i*(bl + ds), i*(AU(bl, 32) + ss*32), bl)``; Compact reads ``i*bl``."""
+    src_pitch = bl if mode is PaddingMode.Compact else au(bl, BLK) + ss * BLK
+    return (Move((0,), (0,), bl, ((bc, src_pitch, bl + ds),)),)
+
+
+# ----------------------------------------------------------------------------------------------- GM -> local
+def plan_pad_in(dst, src, copy_params, pad_params, mode=PaddingMode.Normal):
+    """Plan ``DataCopyPad(local, gm, copyParams, padParams)`` (cached). Returns ``(plan, PADREG after the call
+    or None if unchanged)``."""
+    pipe = core_of(API, dst, src)
+    kind, key = copy_key(copy_params)
+    if not isinstance(pad_params, (DataCopyPadExtParams, DataCopyPadParams)):
+        raise UnsupportedError(f"{API}: padParams must be DataCopyPadExtParams or DataCopyPadParams, got "
+                               f"{type(pad_params).__name__}")
+    pkind = type(pad_params).__name__
+    if (pkind == "DataCopyPadParams") != (kind == "DataCopyParams"):
+        raise UnsupportedError(f"{API}: {kind} goes with {_PAIR[kind]}, not {pkind} (the two prototypes are "
+                               "DataCopyExtParams + DataCopyPadExtParams<T> and DataCopyParams + DataCopyPadParams)")
+    is_pad, lp, rp, value = pad_params.key()
+    state = pipe.state
+    loop = loop_mode(pipe, src.memory.phys, dst.memory.phys) if state else None
+    return _plan_in(kind, key, pkind, (is_pad, lp, rp), scalar_key(value), PaddingMode(mode), src._sig, dst._sig,
+                    pipe.product, state.get(PADREG), loop)
+
+
+_PAIR = {"DataCopyExtParams": "DataCopyPadExtParams", "DataCopyParams": "DataCopyPadParams"}
+
+
+@lru_cache(maxsize=4096)
+def _plan_in(kind, key, pkind, pkey, vkey, mode, src, dst, product, padreg, loop):
+    call = Call(f"{API}({kind})", product, src, dst)
+    if src.phys is not Phys.GM or dst.phys is Phys.GM:
+        raise UnsupportedError(f"{call.api}: path {call.path_text} is not a GM -> local path")
+    es = src.itemsize
+    burst = check_copy(call, kind, key, mode, gm_src=True)
+    is_pad, lp_el, rp_el = pkey
+    value = _pad_value(pkind, vkey, is_pad, call)
+    padreg_after = value if is_pad else None
+    if burst is None:
+        return make_plan(call.api, (), src, dst), padreg_after
+    bc, bl, ss, ds = burst
+    is350 = product in PAD_350_ENGINE
+    if mode is PaddingMode.Normal:  # Compact ignores the padding fields (spec 4.4)
+        for field, n in (("leftPadding", lp_el), ("rightPadding", rp_el)):
+            check_range(f"{API}({pkind})", field, n, 0, BLK // es,
+                        f"elements (at most 32 bytes of {ascend_name(src.dtype)})", product)
+    if not is_pad and isinstance(padreg, tuple) and _reads_register(is350, mode, bc * bl, bl, lp_el or rp_el):
+        padreg = _register(padreg, src.dtype, product)
+    elif isinstance(padreg, tuple):
+        padreg = None  # a number set without a type, not read by this call
+    warns = []
+    if mode is PaddingMode.Compact:
+        if ds:
+            warns.append(f"{call.api}: dstStride={ds} is ignored in Compact mode (bursts are packed back to back, "
+                         f"spec 4.4) on {product}")
+        tail = au(bc * bl, BLK) - bc * bl
+        fill = compact_fill(is_pad, value, padreg, es)
+        _warn_undefined(warns, call, fill is None and tail > 0, padreg, es, "the Compact tail")
+        steps = (Move((0,), (0,), bl, ((bc, bl + ss, bl),)),)
+        if tail:
+            steps += (Fill((bc * bl,), tail, (), fill),)
+        return _finish(call, steps, warns, loop), padreg_after
+    lp, rp = lp_el * es, rp_el * es
+    side, dummy = normal_fills(is350, is_pad, bool(lp or rp), value, padreg, es)
+    dummy_bytes = au(lp + bl + rp, BLK) - lp - bl - rp
+    _warn_undefined(warns, call, side is None and (lp or rp), padreg, es, "the left/right padding")
+    _warn_undefined(warns, call, dummy is None and dummy_bytes > 0, padreg, es, "the dummy bytes up to 32 bytes")
+    return _finish(call, in_steps(bc, bl, ss, ds, lp, rp, es, side, dummy), warns, loop), padreg_after
+
+
+def _reads_register(is350: bool, mode, total: int, bl: int, padded) -> bool:
+    """Whether an isPad=false call fills any byte from PADREG (spec 4.3 tables)."""
+    if mode is PaddingMode.Compact:
+        return total % BLK != 0
+    return bool(padded) or (is350 and bl % BLK != 0)
+
+
+def _pad_value(pkind: str, vkey, is_pad: bool, call: Call) -> bytes:
+    """paddingValue as the element bit pattern; 0 for 8-byte types and for the legacy struct (when used)."""
+    api, product, dt = f"{API}({pkind})", call.product, call.src.dtype
+    raw = scalar_from_key(vkey)
+    if pkind == "DataCopyPadParams":
+        if is_pad and raw != 0:
+            raise RangeError(f"{api}: paddingValue={show(raw)} must be 0 on {product} (legacy uint64 paddingValue; use "
+                             "DataCopyPadExtParams<T> for a pad value)")
+        return bytes(dt.itemsize)
+    pattern = scalar_pattern(raw, dt, api, "paddingValue", product)
+    if is_pad and dt.itemsize == 8 and any(pattern):
+        raise RangeError(f"{api}: paddingValue={show(raw)} must be 0 for 8-byte types ({ascend_name(dt)}) on "
+                         f"{product}: the hardware replicates a 32-bit pad value (spec 4.3)")
+    return pattern
+
+
+def _warn_undefined(warns, call: Call, happens: bool, padreg, es: int, what: str) -> None:
+    if not happens:
+        return
+    if padreg is None:
+        why = ("the pad register was never set on this core (call SetPadValue, or an earlier DataCopyPad with "
+               "isPad=true)")
+    else:
+        why = (f"the pad register holds a {len(padreg)}-byte value but this copy has {es}-byte elements "
+               "(spec 11.12)")
+    warns.append(f"{call.api}: isPad=false fills {what} from the pad register, but {why}: those bytes are "
+                 f"undefined on {call.product}")
+
+
+def normal_fills(is350: bool, is_pad: bool, padded: bool, value: bytes, padreg, es: int):
+    """(LEFT/RIGHT fill, DUMMY fill) of Normal mode, the tables of spec 4.3.
+
+    A2/A3/310B: left = right = 0 -> DUMMY = first; else paddingValue if isPad, else PADREG.
+    350: isPad -> paddingValue; else PADREG if set, otherwise LEFT/RIGHT undefined and DUMMY = first when
+    left = right = 0, undefined otherwise. PADREG set with another element width is undefined (11.12).
+    """
+    reg = padreg if padreg is not None and len(padreg) == es else None
+    if not is350:
+        if not padded:
+            return None, FIRST
+        fill = value if is_pad else reg
+        return fill, fill
+    if is_pad:
+        return value, value
+    if padreg is not None:
+        return reg, reg
+    return None, (None if padded else FIRST)
+
+
+def compact_fill(is_pad: bool, value: bytes, padreg, es: int):
+    """Compact TAIL fill (spec 4.3, 350 table): paddingValue if isPad, else PADREG if set (this width)."""
+    if is_pad:
+        return value
+    return padreg if padreg is not None and len(padreg) == es else None
+
+
+def in_steps(bc, bl, ss, ds, lp, rp, es, side, dummy) -> tuple:
+    """GM -> local Normal bursts (spec 4.2) as plan steps; burst ``i`` at ``i*(P + ds*32)`` in the destination."""
+    p = au(lp + bl + rp, BLK)
+    outer = (bc, bl + ss, p + ds * BLK)
+    dummy_bytes = p - lp - bl - rp
+    steps = []
+    if lp:
+        steps.append(_fill_step(0, lp, side, outer, es))
+    steps.append(Move((0,), (lp,), bl, (outer,)))
+    if rp and side == dummy:
+        steps.append(_fill_step(lp + bl, rp + dummy_bytes, side, outer, es))
+        return tuple(steps)
+    if rp:
+        steps.append(_fill_step(lp + bl, rp, side, outer, es))
+    if dummy_bytes:
+        steps.append(_fill_step(lp + bl + rp, dummy_bytes, dummy, outer, es))
+    return tuple(steps)
+
+
+def _fill_step(off: int, nbytes: int, fill, outer: tuple, es: int):
+    """``nbytes`` at ``off`` of every burst: a constant pattern, undefined (None), or FIRST: the burst's first
+    source element, repeated by a zero source stride (8-byte types: its first 32-bit word, spec 11.11)."""
+    count, _, dst_pitch = outer
+    if fill == FIRST:
+        w = min(es, 4)
+        return Move((0,), (off,), w, (outer, (nbytes // w, 0, w)))
+    return Fill((off,), nbytes, ((count, dst_pitch),), fill)
