@@ -21,8 +21,15 @@ _ONES = {w: np.uint64(int.from_bytes(b"\x01" * w, "little")) for w in (1, 2, 4, 
 _ZERO = np.uint64(0)
 
 
-def _poison(mem, w: int) -> np.uint64:
-    return np.uint64(int.from_bytes(bytes([mem.poison]) * w, "little"))
+def poison_byte(dst, src) -> int:
+    """The poison byte of the core doing the call (spec 11.1): undefined bytes it writes, GM included."""
+    if dst.is_global and src is not None and not src.is_global:
+        return src.pipe.poison
+    return dst.memory.poison
+
+
+def _poison(byte: int, w: int) -> np.uint64:
+    return np.uint64(int.from_bytes(bytes([byte]) * w, "little"))
 
 
 def execute(plan: Plan, dst, src) -> None:
@@ -75,7 +82,7 @@ def _run_fast(plan: Plan, dst, src) -> None:
                 if dmem.plane is not None:
                     _fill(ks, dmem.view(w, plane=True)[0], dbase, _ONES[w])
             else:
-                _fill(ks, dview, dbase, _poison(dmem, w))
+                _fill(ks, dview, dbase, _poison(poison_byte(dst, src), w))
                 dmem.materialize_plane()
                 _fill(ks, dmem.view(w, plane=True)[0], dbase, _ZERO)
         else:
@@ -157,7 +164,7 @@ def _step_writes(step, dst, src):
     if isinstance(step, Fill):
         didx = _grid(step.dst_offs, step.burst, step.loops, 1)
         if step.pattern is None:
-            return didx, np.full(didx.size, dst.memory.poison, np.uint8), np.zeros(didx.size, bool)
+            return didx, np.full(didx.size, poison_byte(dst, src), np.uint8), np.zeros(didx.size, bool)
         pat = np.frombuffer(step.pattern, np.uint8)
         return didx, np.resize(pat, didx.size), np.ones(didx.size, bool)
     return _convert_writes(step, dst, src)
@@ -188,7 +195,7 @@ def _run_exact(plan: Plan, dst, src) -> None:
     uidx, uval, udfd = idx[last], val[last].copy(), dfd[last].copy()
     multi = int(np.count_nonzero(last - starts))
     if multi:
-        uval[conflict] = dst.memory.poison
+        uval[conflict] = poison_byte(dst, src)
         udfd[conflict] = False
         warnings.warn(f"{plan.api}: writes overlap: {multi} destination bytes are written more than once in one "
                       f"call, {int(conflict.sum())} of them with different values; the hardware order is "

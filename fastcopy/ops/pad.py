@@ -65,7 +65,7 @@ def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=
             raise UnsupportedError(f"{API}: the local -> local (UB -> TSCM) form takes Nd2NzParams, not "
                                    f"{type(pad).__name__}")
         plans, ws = plan_pad_tscm(dst, src, copyParams, nd, mode, workspace)
-        for plan, (d, s) in zip(plans, ((ws, None), (ws, src), (dst, ws))):
+        for plan, (d, s) in zip(plans, ((ws, src), (ws, src), (dst, ws))):  # src: the core (poison byte)
             execute(plan, d, s)
         pipe.state["pad_workspace"] = ws
         return ws
