@@ -70,16 +70,20 @@ def _parallel(fn, chunks) -> None:
 
 def _run_fast(plan: Plan, dst, src) -> None:
     dmem = dst.memory
+    # one pass over the source plane's read span decides whether its plane must travel with the data
+    src_defined = src is None or plan.read is None or _span_defined(src, plan.read)
+    # every written byte ends up defined and the writes tile the span: mark it once at the end
+    mark_span = plan.dense and src_defined and dmem.plane is not None
     for ks in plan.ksteps:
         w = ks.w
         if ks.kind == "copy":
-            _copy_step(ks, w, dst, src)
+            _copy_step(ks, w, dst, src, src_defined, not mark_span)
         elif ks.kind == "fill":
             dview, dshift = dmem.view(w)
             dbase = (dst.offset - dshift) // w
             if ks.defined:
                 _fill(ks, dview, dbase, ks.value)
-                if dmem.plane is not None:
+                if dmem.plane is not None and not mark_span:
                     _fill(ks, dmem.view(w, plane=True)[0], dbase, _ONES[w])
             else:
                 _fill(ks, dview, dbase, _poison(poison_byte(dst, src), w))
@@ -88,6 +92,8 @@ def _run_fast(plan: Plan, dst, src) -> None:
         else:
             idx, val, dfd = _convert_writes(ks.step, dst, src)
             _scatter(dst, idx, val, dfd)
+    if mark_span:
+        dmem.plane[dst.offset + plan.write[0]:dst.offset + plan.write[1]] = 1
 
 
 def _fill(ks, view, base, value) -> None:
@@ -107,25 +113,53 @@ def _copy(ks, dview, dbase, sview, sbase) -> None:
                   chunks)
 
 
-def _copy_step(ks, w, dst, src) -> None:
-    """Data, then the definedness plane: written bytes defined (GM source) or the source's plane copied."""
+def _plane_mark(ks, dst) -> None:
+    """Mark the bytes a copy step writes as defined (its folded destination pattern)."""
+    dmem = dst.memory
+    for mk in ks.mark:
+        view, shift = dmem.view(mk.w, plane=True)
+        _fill(mk, view, (dst.offset - shift) // mk.w, mk.value)
+
+
+def _copy_step(ks, w, dst, src, src_defined: bool, mark: bool = True) -> None:
+    """Data, then the definedness plane: written bytes marked defined (source all defined) or the source's
+    plane copied along."""
     dmem, smem = dst.memory, src.memory
     dview, dshift = dmem.view(w)
     sview, sshift = smem.view(w)
     dbase = (dst.offset - dshift) // w
     sbase = (src.offset - sshift) // w
-    if smem.plane is None:
-        _copy(ks, dview, dbase, sview, sbase)
-        if dmem.plane is not None:
-            _fill(ks, dmem.view(w, plane=True)[0], dbase, _ONES[w])
+    _copy(ks, dview, dbase, sview, sbase)
+    if src_defined:
+        if dmem.plane is not None and mark:
+            _plane_mark(ks, dst)
         return
     sp = smem.view(w, plane=True)[0]
     if dmem.plane is None and all_set(sp, sbase, ks.soffs, ks.burst, ks.loops, _ONES[w]):
-        _copy(ks, dview, dbase, sview, sbase)
         return
-    _copy(ks, dview, dbase, sview, sbase)
     dmem.materialize_plane()
     _copy(ks, dmem.view(w, plane=True)[0], dbase, sp, sbase)
+
+
+def _span_defined(t, span) -> bool:
+    """Whether every byte of ``t``'s bytes ``[lo, hi)`` is defined (one vectorised pass over the plane)."""
+    plane = t.memory.plane
+    if plane is None:
+        return True
+    lo, hi = t.offset + span[0], t.offset + span[1]
+    a8, b8 = -(-lo // 8) * 8, hi // 8 * 8
+    if b8 <= a8:
+        return bool(plane[lo:hi].all())
+    words = plane[a8:b8].view(np.uint64)
+    return bool(plane[lo:a8].all() and plane[b8:hi].all() and _all_ones(words))
+
+
+def _all_ones(words) -> bool:
+    return all_set(words, 0, _ZERO_OFFS, words.size, _ONE_LOOP, _ONES[8])
+
+
+_ZERO_OFFS = np.zeros(1, np.int64)
+_ONE_LOOP = np.ones((4, 3), np.int64)
 
 
 # --------------------------------------------------------------------------------------------- exact path

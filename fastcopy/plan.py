@@ -70,6 +70,7 @@ class KStep(NamedTuple):
     defined: bool  # fills: pattern documented
     step: object  # the original step
     chunks: tuple  # per-thread ranges (o_lo, o_hi, i_lo, i_hi) of the offsets list / outermost loop
+    mark: tuple = ()  # copies: the destination pattern as folded fills, to mark the plane defined
 
 
 class Plan(NamedTuple):
@@ -81,6 +82,7 @@ class Plan(NamedTuple):
     warnings: tuple
     exact: bool  # writes may overlap: run the exact (slow) path that resolves multiply-written bytes
     nbytes: int  # bytes written (for reports)
+    dense: bool = False  # the writes cover the write span exactly once, with documented values only
 
 
 NOOP = Plan("noop", (), (), None, None, (), False, 0)
@@ -198,7 +200,7 @@ def lower_all(step, src_residue: int, dst_residue: int, reorder: bool) -> tuple:
     if reorder and isinstance(step, Move):
         burst, loops = optimise_loops(step.burst, step.loops, 2, 1)
         if len(loops) <= 1:  # nothing to tile
-            return _split_burst(lower(step._replace(burst=burst, loops=loops), src_residue, dst_residue))
+            return _split_burst(lower(step._replace(burst=burst, loops=loops), src_residue, dst_residue, mark=True))
         parts = []
         for (ds, dd), tl in tile_inner(loops):
             if len(tl) > MAX_LOOPS:  # fold outermost loops into the offsets list
@@ -211,13 +213,14 @@ def lower_all(step, src_residue: int, dst_residue: int, reorder: bool) -> tuple:
             else:
                 part = Move(tuple(o + ds for o in step.src_offs), tuple(o + dd for o in step.dst_offs), burst, tl)
             parts.append(part)
-        return tuple(k for p in parts for k in _split_burst(lower(p, src_residue, dst_residue)))
+        return tuple(k for p in parts for k in _split_burst(lower(p, src_residue, dst_residue, mark=True)))
     return _split_burst(lower(step, src_residue, dst_residue, reorder))
 
 
-def lower(step, src_residue: int, dst_residue: int, reorder: bool = False) -> KStep:
+def lower(step, src_residue: int, dst_residue: int, reorder: bool = False, mark: bool = False) -> KStep:
     """Lower a step to kernel units: the widest unsigned view dividing every offset, stride and burst.
-    ``reorder`` (writes never overlap): loops reordered for sequential writes and contiguous loops folded."""
+    ``reorder`` (writes never overlap): loops reordered for sequential writes and contiguous loops folded;
+    ``mark`` (writes never overlap, loops already arranged): attach the plane-marking fill to a copy."""
     if reorder and isinstance(step, Move):
         burst, loops = optimise_loops(step.burst, step.loops, 2, 1)
         step = step._replace(burst=burst, loops=loops)
@@ -228,9 +231,13 @@ def lower(step, src_residue: int, dst_residue: int, reorder: bool = False) -> KS
         vals = [step.burst, *[lp[1] for lp in step.loops], *[lp[2] for lp in step.loops]]
         w = _width(vals + [src_residue + o for o in step.src_offs] + [dst_residue + o for o in step.dst_offs], ())
         loops = _loops_array(step.loops, w, ((1, 1), (2, 2)))
+        marker = ()
+        if reorder or mark:  # writes never overlap: the destination pattern alone folds into longer runs
+            marker = _split_burst(lower(Fill(step.dst_offs, step.burst, tuple((lp[0], lp[2]) for lp in step.loops),
+                                             b"\x01"), src_residue, dst_residue, True))
         return KStep("copy", w, _units(step.dst_offs, dst_residue, w), _units(step.src_offs, src_residue, w),
                      step.burst // w, loops, np.uint64(0), True, step,
-                     split(len(step.dst_offs), int(loops[0, 0]), _written(step)))
+                     split(len(step.dst_offs), int(loops[0, 0]), _written(step)), marker)
     if isinstance(step, Fill):
         es = len(step.pattern) if step.pattern is not None else 1
         vals = [step.burst, *[lp[1] for lp in step.loops]] + [dst_residue + o for o in step.dst_offs]
@@ -299,7 +306,8 @@ def _split_burst(ks: KStep) -> tuple:
             continue
         doffs = ks.doffs[0] + start + np.arange(count, dtype=np.int64) * n
         soffs = (ks.soffs[0] + start + np.arange(count, dtype=np.int64) * n) if ks.kind == "copy" else ks.soffs
-        steps.append(ks._replace(doffs=doffs, soffs=soffs, burst=n, chunks=split(count, 1, count * n * ks.w)))
+        steps.append(ks._replace(doffs=doffs, soffs=soffs, burst=n, chunks=split(count, 1, count * n * ks.w),
+                                 mark=ks.mark if not steps else ()))
     return tuple(steps)
 
 
@@ -317,7 +325,10 @@ def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False) -> Pl
     check_span(api, "write", write, dst.nbytes, "destination")
     src_res = src.host_mod if src is not None else 0
     ksteps = tuple(k for s in steps for k in lower_all(s, src_res, dst.host_mod, not exact))
-    return Plan(api, steps, ksteps, read, write, tuple(warnings), exact, sum(_written(s) for s in steps))
+    nbytes = sum(_written(s) for s in steps)
+    dense = (not exact and nbytes == write[1] - write[0]
+             and all(isinstance(s, Move) or (isinstance(s, Fill) and s.pattern is not None) for s in steps))
+    return Plan(api, steps, ksteps, read, write, tuple(warnings), exact, nbytes, dense)
 
 
 def injective(burst: int, loops, col: int = 2) -> bool:

@@ -18,7 +18,7 @@ from numba import njit
 
 from .intrinsics import memcpy_units, memset_units
 
-MEMCPY_BYTES = 128
+MEMCPY_BYTES = 512
 
 
 @njit(inline="always", boundscheck=False)
@@ -35,9 +35,11 @@ def _copy_burst(dst, d, src, s, burst):
         dst[d] = src[s]
     elif burst * dst.itemsize >= MEMCPY_BYTES:
         memcpy_units(dst, d, src, s, burst)
-    else:
+    else:  # slice views let LLVM vectorise the loop (indexing off d + k does not)
+        a = dst[d:d + burst]
+        b = src[s:s + burst]
         for k in range(burst):
-            dst[d + k] = src[s + k]
+            a[k] = b[k]
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
