@@ -7,7 +7,6 @@ than once with different values becomes undefined) and calls whose source and de
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import numpy as np

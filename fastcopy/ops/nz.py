@@ -121,7 +121,7 @@ def _plan_nd2nz(pkey, src, dst, product, small_c0, loop):
     if small_c0:
         steps, overlap = _small_c0_steps(p, es, pitch)
     else:
-        steps, overlap = _nd2nz_steps(p, es, pitch, repeat)
+        steps, overlap = nd2nz_steps(p, es, pitch, repeat)
     if loop is not None:
         steps = tuple(_fit(st) for st in with_loop_mode(steps, loop))
     return make_plan(api, steps, src, dst, warns, exact=overlap)
@@ -168,7 +168,7 @@ def _check_nd2nz_ranges(call: Call, p) -> None:
         check_range(api, "dstNzC0Stride", p.dstNzC0Stride, 1, 16384, "C0 blocks (32 bytes)", product)
 
 
-def _nd2nz_steps(p, es: int, pitch: int, repeat=()):
+def nd2nz_steps(p, es: int, pitch: int, repeat=()):
     """Steps of spec 5.2 and whether their writes may overlap (then the exact path runs); ``repeat`` =
     ((count, dst stride), ...) of loop mode around the whole call."""
     c0 = BLK // es

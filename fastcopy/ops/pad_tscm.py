@@ -20,11 +20,11 @@ from ..dtypes import ascend_name
 from ..errors import CapacityError, OutOfBoundsError, UnsupportedError
 from ..memory import GlobalTensor
 from ..params import Nd2NzParams
-from ..plan import Fill, Move, make_plan
+from ..plan import Fill, make_plan
 from ..products import Phys, Product
 from .common import Call, check_range, core_of
 from .loopmode import loop_mode
-from .nz import may_overlap
+from .nz import may_overlap, nd2nz_steps
 from .pad import API, BLK, PaddingMode, au, check_copy, copy_key, out_steps
 
 #: largest workspace fastcopy allocates by itself (bytes)
@@ -88,7 +88,7 @@ def _layout(kind, key, nkey, src, dst, product, looped):
     _check_nd_ranges(nd_api, nd, src.itemsize, product)
     es = src.itemsize
     stage1 = out_steps(bc, bl, ss, ds)
-    stage2 = nd2nz_steps(es, nd.nValue, nd.dValue, nd.srcDValue, nd.dstNzC0Stride, nd.dstNzNStride)
+    stage2 = nd2nz_steps(nd, es, 0)[0]  # ndNum = 1: the matrix pitch does not matter
     read_end = ((nd.nValue - 1) * nd.srcDValue + nd.dValue) * es
     ws_bytes = max((bc - 1) * (bl + ds) + bl, read_end)
     warns = []
@@ -150,18 +150,3 @@ def _unwritten_rows(bc, bl, ds, n_rows, row_pitch, row_bytes) -> list:
         if not ok:
             bad.append(r)
     return bad
-
-
-def nd2nz_steps(es, n_value, d_value, src_d_value, c0_stride, n_stride) -> tuple:
-    """ND2NZ of one matrix (spec 5.2, ndNum = 1): whole C0 blocks, the partial block's data and its zero pad."""
-    c0 = BLK // es
-    nfull, rem = divmod(d_value, c0)
-    rows = (n_value, src_d_value * es, n_stride * BLK)
-    steps = []
-    if nfull:
-        steps.append(Move((0,), (0,), BLK, (rows, (nfull, BLK, c0_stride * BLK))))
-    if rem:
-        d = nfull * c0_stride * BLK
-        steps.append(Move((nfull * BLK,), (d,), rem * es, (rows,)))
-        steps.append(Fill((d + rem * es,), BLK - rem * es, ((n_value, n_stride * BLK),), bytes(es)))
-    return tuple(steps)
