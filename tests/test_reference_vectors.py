@@ -9,7 +9,6 @@ no vector exercises (loop mode, PADREG state, 11.11, 11.12, enableSmallC0, the 3
 from __future__ import annotations
 
 import importlib
-import json
 import pathlib
 import re
 import sys
@@ -18,7 +17,7 @@ import types
 import numpy as np
 import pytest
 
-from vectors import DTYPES, UINT, VECTORS, init_values, to_bytes
+from vectors import DTYPES, VECTORS, init_values, to_bytes
 from vectors import check_elements as _check_elements
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
