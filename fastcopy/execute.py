@@ -7,6 +7,7 @@ than once with different values becomes undefined) and calls whose source and de
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import numpy as np
@@ -49,6 +50,16 @@ def execute(plan: Plan, dst, src) -> None:
 
 
 _pool = None
+
+
+def _forget_pool() -> None:
+    """A forked child inherits the pool object but not its threads: start a new one on first use."""
+    global _pool
+    _pool = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
 
 
 def _parallel(fn, chunks) -> None:

@@ -1,9 +1,30 @@
-"""The ``fastcopy`` command: ``demo``, ``warmup`` (and more subcommands as they land)."""
+"""The ``fastcopy`` command: ``run``, ``batch``, ``verify``, ``demo``, ``warmup``.
+
+Exit status: 0 success; 1 a case failed or the data differ; 2 a usage error (argparse).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+
+
+def _run(args) -> int:
+    from .run import main_run
+
+    return main_run(args)
+
+
+def _batch(args) -> int:
+    from .batch import main_batch
+
+    return main_batch(args)
+
+
+def _verify(args) -> int:
+    from .verify import main_verify
+
+    return main_verify(args)
 
 
 def _demo(args) -> int:
@@ -18,10 +39,63 @@ def _warmup(args) -> int:
     return warmup(verbose=True)
 
 
+def _seed(text: str) -> int:
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError("a seed is a non-negative integer")
+    return v
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fastcopy", description="Exact CPU emulation of Ascend C data movement.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("demo", help="run the built-in example and print what it wrote")
+    parser = argparse.ArgumentParser(prog="fastcopy", description="Exact CPU emulation of Ascend C data movement: "
+                                     "golden data for kernels.")
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"fastcopy {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("run", help="run one case file: input/*.bin, output/golden.bin (+ mask), manifest.json",
+                       description="Run a case file (TOML or JSON) and write DIR/input/<name>.bin, "
+                       "DIR/output/golden.bin, DIR/output/golden.mask.bin (1 = defined) and DIR/manifest.json. "
+                       "Several outputs: DIR/output/<name>.bin each. A sweep writes DIR/NNNN/ per point.")
+    p.add_argument("case", help="case file (.toml or .json)")
+    p.add_argument("-o", "--output", default=None, help="folder to write (default: out/<case name>)")
+    p.add_argument("--seed", type=_seed, default=None, help="override the case's seed")
+    p.add_argument("--point", type=int, default=None, help="run only this sweep point")
+    p.add_argument("--strict", action="store_true", help="treat FastCopyWarnings as failures")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    p.set_defaults(func=_run)
+
+    p = sub.add_parser("batch", help="run many case files (and their sweeps) with a few worker processes",
+                       description="Run every point of every case file into DIR/<case>/ (DIR/<case>/NNNN/ for "
+                       "sweeps) with a few worker processes; a summary table at the end, DIR/summary.json, and "
+                       "exit status 1 if any case failed. One bad case never stops the others.")
+    p.add_argument("cases", nargs="+", help="case files")
+    p.add_argument("-o", "--output", required=True, help="folder to write")
+    p.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1: in this process)")
+    p.add_argument("--seed", type=_seed, default=None, help="override every case's seed")
+    p.add_argument("--strict", action="store_true", help="treat FastCopyWarnings as failures")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
+    p.set_defaults(func=_batch)
+
+    p = sub.add_parser("verify", help="bit-exact comparison of a kernel output with golden data",
+                       description="Compare OUTPUT with GOLDEN bit for bit over the defined positions. Exit 0 "
+                       "when equal, 1 otherwise. Without --dtype, the manifest.json of a fastcopy golden folder "
+                       "gives dtype, shape and mask; without --mask, GOLDEN's sibling <name>.mask.bin is used "
+                       "when it exists.")
+    p.add_argument("output", help="the kernel's output file (raw)")
+    p.add_argument("golden", help="the golden file (raw)")
+    p.add_argument("--dtype", default=None, help="element type (half, float, int8_t, bfloat16_t, float16, ...)")
+    p.add_argument("--mask", default=None, help="definedness mask file (uint8, 1 = defined)")
+    p.add_argument("--no-mask", action="store_true", help="compare every position")
+    p.add_argument("--shape", nargs="+", default=None, help="shape for ND coordinates, e.g. --shape 32 64")
+    p.add_argument("--max-report", type=int, default=10, help="mismatches to list (default 10)")
+    p.set_defaults(func=_verify)
+
+    p = sub.add_parser("demo", help="run the built-in example case and print what it wrote")
     p.add_argument("-o", "--output", default=None, help="folder to write into (default: a temporary folder)")
     p.set_defaults(func=_demo)
     p = sub.add_parser("warmup", help="compile and cache every kernel")

@@ -1,0 +1,144 @@
+"""``fastcopy batch`` over 1000 small generated cases (bench/cases/datacopy_sweep_1000.toml), --jobs 1 and 2,
+side by side with the plain-numpy loop doing the same work (bench/numpy_gen_data.py).
+
+Wall-clock comparison of the commands as a user runs them (fresh output folders, interpreter start included;
+median of --repeat runs), and a check that the three write the same input, golden and mask bytes::
+
+    python bench/bench_batch.py [--repeat 3]
+
+In-process timings (no interpreter start), with pytest-benchmark::
+
+    python -m pytest bench/bench_batch.py --benchmark-only --benchmark-group-by=group
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+HERE = pathlib.Path(__file__).resolve().parent
+SWEEP = HERE / "cases" / "datacopy_sweep_1000.toml"
+NUMPY_SCRIPT = HERE / "numpy_gen_data.py"
+POINTS = 1000
+
+
+def _fastcopy_cmd(jobs: int, out: str) -> list:
+    return [sys.executable, "-m", "fastcopy", "batch", str(SWEEP), "-o", out, "--jobs", str(jobs), "--no-progress"]
+
+
+def _numpy_cmd(out: str) -> list:
+    return [sys.executable, str(NUMPY_SCRIPT), "-o", out]
+
+
+def _wall(cmd: list) -> tuple:
+    """(wall seconds, CPU seconds of the process and its workers)."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    dt = time.perf_counter() - t0
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if res.returncode:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{res.stdout}\n{res.stderr}")
+    return dt, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+
+
+def _same_bytes(fc_root: pathlib.Path, np_root: pathlib.Path) -> int:
+    """Compare input/golden/mask of every point; return the number of files compared."""
+    n = 0
+    for i in range(POINTS):
+        for rel in ("input/xGm.bin", "output/golden.bin", "output/golden.mask.bin"):
+            a = (fc_root / "datacopy_sweep_1000" / f"{i:04d}" / rel).read_bytes()
+            b = (np_root / f"{i:04d}" / rel).read_bytes()
+            if a != b:
+                raise SystemExit(f"point {i}: {rel} differs between fastcopy and the numpy script")
+            n += 1
+    return n
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--tmp", default=None, help="where to write (default: the system temp folder; /dev/shm takes "
+                    "the disk out of the measurement)")
+    args = ap.parse_args(argv)
+    runs = {"fastcopy batch --jobs 1": lambda o: _fastcopy_cmd(1, o),
+            "fastcopy batch --jobs 2": lambda o: _fastcopy_cmd(2, o),
+            "numpy loop (gen_data.py)": _numpy_cmd}
+    subprocess.run([sys.executable, "-m", "fastcopy", "warmup"], capture_output=True)  # numba cache on disk
+    start = [_wall([sys.executable, "-c", "import fastcopy.golden"])[0] for _ in range(args.repeat)]
+    times = {k: [] for k in runs}
+    cpu = {k: [] for k in runs}
+    with tempfile.TemporaryDirectory(prefix="fastcopy-bench-", dir=args.tmp) as tmp:
+        for r in range(args.repeat):
+            for name, cmd in runs.items():
+                out = os.path.join(tmp, f"{r}-{len(times[name])}-{abs(hash(name))}")
+                wall, used = _wall(cmd(out))
+                times[name].append(wall)
+                cpu[name].append(used)
+                if r == 0 and name == "fastcopy batch --jobs 1":
+                    fc_first = out
+                if r == 0 and name.startswith("numpy"):
+                    np_first = out
+                if r > 0:
+                    shutil.rmtree(out)
+        compared = _same_bytes(pathlib.Path(fc_first), pathlib.Path(np_first))
+    base = statistics.median(times["numpy loop (gen_data.py)"])
+    print(f"{POINTS} cases from {SWEEP.relative_to(HERE.parent)}, {args.repeat} runs each, wall clock including "
+          f"interpreter start, writing to {args.tmp or tempfile.gettempdir()} ({os.cpu_count()} cores, load "
+          f"average {os.getloadavg()[0]:.2f})")
+    print(f"{'command':<28} {'median s':>9} {'min s':>7} {'per case':>10} {'vs numpy':>9} {'CPU s (median)':>15}")
+    for name, ts in times.items():
+        med = statistics.median(ts)
+        print(f"{name:<28} {med:9.2f} {min(ts):7.2f} {med / POINTS * 1e3:7.2f} ms {med / base:8.2f}x "
+              f"{statistics.median(cpu[name]):15.2f}")
+    print(f"{'python -c import fastcopy':<28} {statistics.median(start):9.2f}")
+    print(f"identical input/golden/mask bytes: {compared} files compared")
+    return 0
+
+
+# ------------------------------------------------------------------------------------------- pytest-benchmark
+@pytest.fixture
+def out_dir():
+    d = tempfile.mkdtemp(prefix="fastcopy-bench-")
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def _fresh(root: str) -> str:
+    _fresh.n = getattr(_fresh, "n", 0) + 1
+    return os.path.join(root, str(_fresh.n))
+
+
+def test_batch_1000_in_process(benchmark, out_dir):
+    from fastcopy.golden.batch import run_batch
+
+    assert run_batch([str(SWEEP)], _fresh(out_dir), jobs=1).ok  # warm-up: kernels, plans
+    benchmark.group = "batch-1000"
+    benchmark.extra_info["cases"] = POINTS
+    benchmark.extra_info["bytes"] = sum(bc * bl * 16 * 2 for bc in range(1, 11) for bl in range(1, 11)) * 10
+    rep = benchmark.pedantic(lambda: run_batch([str(SWEEP)], _fresh(out_dir), jobs=1), rounds=3, iterations=1)
+    assert rep.ok
+
+
+def test_numpy_loop_1000_in_process(benchmark, out_dir):
+    sys.path.insert(0, str(HERE))
+    import numpy_gen_data
+
+    numpy_gen_data.main(["-o", _fresh(out_dir)])
+    benchmark.group = "batch-1000"
+    benchmark.extra_info["cases"] = POINTS
+    benchmark.pedantic(lambda: numpy_gen_data.main(["-o", _fresh(out_dir)]), rounds=3, iterations=1)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,78 @@
+"""``fastcopy run CASE -o DIR``: one case file (every sweep point, or ``--point``) into a golden folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+
+def describe_files(directory: str, manifest: dict) -> list:
+    """One line per written file: path, dtype[shape], bytes, sha256 prefix, definedness."""
+    rows = []
+    for b in manifest["buffers"]:
+        if "file" not in b:
+            continue
+        shape = ", ".join(map(str, b["shape"]))
+        extra = f"{b['defined']}/{b['elements']} defined" if b["role"] == "output" else ""
+        rows.append((b["file"], f"{b['dtype']}[{shape}]", f"{b['bytes']} B", f"sha256 {b['sha256'][:12]}", extra))
+        if b["role"] == "output":
+            rows.append((b["mask"], f"uint8[{shape}]", f"{b['elements']} B", "1 = defined", ""))
+    rows.append(("manifest.json", "", "", "", ""))
+    widths = [max(len(r[c]) for r in rows) for c in range(5)]
+    return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+
+
+def _warning_lines(manifest: dict) -> list:
+    return [f"  warning ops[{i}] {op['api']}: {w}" for i, op in enumerate(manifest["ops"]) for w in op["warnings"]]
+
+
+def main_run(args) -> int:
+    from ..golden import CaseError, load_case
+    from ..golden.batch import run_point
+
+    try:
+        case = load_case(args.case, seed=args.seed)
+    except CaseError as exc:
+        print(f"fastcopy run: {exc}", file=sys.stderr)
+        return 1
+    out = args.output or os.path.join("out", case.name)
+    if args.point is not None and not 0 <= args.point < len(case):
+        print(f"fastcopy run: {args.case}: --point {args.point} outside [0, {len(case)})", file=sys.stderr)
+        return 1
+    indices = range(len(case)) if args.point is None else [args.point]
+    width = max(4, len(str(len(case) - 1)))
+    failed = 0
+    many = len(indices) > 20
+    if not args.quiet:
+        try:
+            head = case.point(indices[0])
+        except CaseError:
+            head = None  # reported with the point below
+        sweep = f", {len(case)} sweep points" if case.is_sweep else ""
+        if head is not None:
+            from ..products import Product
+
+            print(f"fastcopy run: {case.name} ({Product.get(head.product).display_name}, seed {head.seed} "
+                  f"({head.seed_source}){sweep}) -> {out}")
+    for i in indices:
+        where = os.path.join(out, f"{i:0{width}d}") if case.is_sweep else out
+        o = run_point(case, i, where, args.strict)
+        if not o.ok:
+            failed += 1
+            print(f"fastcopy run: {o.error}", file=sys.stderr)
+            continue
+        if args.quiet or many:
+            continue
+        with open(os.path.join(where, "manifest.json"), encoding="utf-8") as fh:
+            manifest = json.load(fh)
+        if case.is_sweep:
+            print(f" {os.path.relpath(where, out)}: {o.label}")
+        print("\n".join(describe_files(where, manifest)))
+        for line in _warning_lines(manifest):
+            print(line)
+    if many and not args.quiet:
+        print(f"  {len(indices) - failed} of {len(indices)} points written to {out}/NNNN/")
+    if failed:
+        print(f"fastcopy run: {failed} of {len(indices)} point(s) failed", file=sys.stderr)
+    return 1 if failed else 0

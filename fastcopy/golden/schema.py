@@ -1,0 +1,700 @@
+"""Case documents (parsed TOML / JSON) -> validated :class:`Program` objects, one per sweep point.
+
+Every error is a :class:`CaseError` naming the file, the key path (``ops[2].params.Nd2NzParams.dValue``) and what
+was expected. The API table :data:`APIS` says, per Ascend C API, which parameter keys it takes and in which C++
+argument order; struct keys are the names of the :class:`fastcopy.ParamStruct` classes (``Nd2NzParams``), their
+fields the C++ field names.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..dtypes import as_dtype, ascend_name
+from ..errors import FastCopyError
+from ..params import CTYPES
+from ..products import POSITIONS, Phys, Product, TPosition
+from .expr import ExprError, evaluate
+
+#: Seed used when neither the case nor the command line gives one (recorded in every manifest).
+DEFAULT_SEED = 0
+
+CASE_KEYS = ("name", "description", "product", "seed", "poison", "capacities", "sweep", "buffers", "ops",
+             "outputs")
+GM_KEYS = ("dtype", "shape", "position", "init", "file", "description")
+LOCAL_KEYS = ("dtype", "count", "position", "addr", "init", "description")
+OP_KEYS = ("api", "dst", "src", "params", "dtype", "note")
+INIT_ARGS = {  # kind -> allowed arguments (with defaults; None = required for some dtypes)
+    "uniform": {"low": 0.0, "high": 1.0},
+    "normal": {"mean": 0.0, "std": 1.0},
+    "integers": {"low": None, "high": None},
+    "arange": {"start": 0, "step": 1},
+    "constant": {"value": None},
+    "zeros": {},
+    "bits": {},
+    "file": {"path": None},
+}
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_REF = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[(.+)\])?\s*$")
+
+
+class CaseError(FastCopyError):
+    """A case file that cannot be loaded: ``file: key.path: what was expected`` (and the line when known)."""
+
+    def __init__(self, file: str, path: str, message: str, line: int | None = None):
+        self.file, self.path, self.message, self.line = file, path, message, line
+        where = f"{file}" + (f" (line {line})" if line else "")
+        super().__init__(f"{where}: {path}: {message}" if path else f"{where}: {message}")
+
+
+# ------------------------------------------------------------------------------------------------ API table
+@dataclass(frozen=True)
+class ApiSpec:
+    """How a case op maps to a public fastcopy call.
+
+    ``forms``: the accepted sets of parameter keys, each in C++ argument order (passed positionally after
+    ``dst, src``); a trailing ``?`` marks an optional key. ``keywords``: case key -> Python keyword argument.
+    """
+
+    tensors: bool
+    forms: tuple
+    keywords: dict = field(default_factory=dict)
+    needs_dtype: bool = False
+
+
+APIS: dict[str, ApiSpec] = {
+    "DataCopy": ApiSpec(True, (("count",), ("DataCopyParams",), ("Nd2NzParams",), ("Nz2NdParamsFull",),
+                               ("dstSliceInfo", "srcSliceInfo", "dimValue?")),
+                        {"enableSmallC0": "small_c0"}),
+    "DataCopyPad": ApiSpec(True, (("DataCopyExtParams", "DataCopyPadExtParams"), ("DataCopyExtParams",),
+                                  ("DataCopyExtParams", "Nd2NzParams"), ("DataCopyParams", "DataCopyPadParams"),
+                                  ("DataCopyParams",), ("DataCopyParams", "Nd2NzParams")),
+                           {"mode": "mode"}),
+    "SetPadValue": ApiSpec(False, (("value",),), needs_dtype=True),
+    "SetLoopModePara": ApiSpec(False, (("LoopModeParams", "type"),)),
+    "ResetLoopModePara": ApiSpec(False, ((), ("type",))),
+}
+
+#: Non-struct parameter keys: key -> (kind, detail). Struct keys are resolved through fastcopy's ParamStructs.
+ARG_KINDS = {
+    "count": ("int", (0, 2**32 - 1, "elements (uint32_t)")),
+    "dimValue": ("int", (0, 2**32 - 1, "dimensions (uint32_t)")),
+    "enableSmallC0": ("bool", None),
+    "mode": ("enum", "PaddingMode"),
+    "type": ("enum", "DataCopyMVType"),
+    "value": ("value", None),
+    "dstSliceInfo": ("structs", "SliceInfo"),
+    "srcSliceInfo": ("structs", "SliceInfo"),
+}
+
+
+def struct_class(name: str):
+    """The fastcopy ParamStruct subclass called ``name``, or None."""
+    import fastcopy
+
+    cls = getattr(fastcopy, name, None)
+    if isinstance(cls, type) and issubclass(cls, fastcopy.ParamStruct) and cls is not fastcopy.ParamStruct:
+        return cls
+    return None
+
+
+def enum_class(name: str):
+    import fastcopy
+
+    return getattr(fastcopy, name)
+
+
+# ------------------------------------------------------------------------------------------------ programs
+@dataclass(frozen=True)
+class Ref:
+    """A tensor operand: buffer ``name``, ``offset`` elements in (``yGm[256]``)."""
+
+    name: str
+    offset: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.name}[{self.offset}]" if self.offset else self.name
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One parameter of a call. ``kind``: struct (value = field dict), structs (list of field dicts), int, bool,
+    enum (member name), value (a number typed by the op's dtype)."""
+
+    key: str
+    kind: str
+    value: object
+    struct: str | None = None  # struct / enum class name
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    index: int
+    api: str
+    dst: Ref | None
+    src: Ref | None
+    args: tuple  # positional Args, C++ order
+    kwargs: tuple  # (python keyword, Arg)
+    dtype: str | None = None
+    note: str = ""
+
+    def params_dict(self) -> dict:
+        """The parameters as written in a case file (structs with every field, defaults included)."""
+        out = {}
+        for a in self.args + tuple(a for _, a in self.kwargs):
+            out[a.key] = a.value
+        return out
+
+    def title(self) -> str:
+        operands = f"({self.dst}, {self.src})" if self.dst is not None else ""
+        return f"ops[{self.index}] {self.api}{operands}"
+
+
+@dataclass(frozen=True)
+class BufferSpec:
+    name: str
+    dtype: str  # Ascend C name when there is one
+    gm: bool
+    shape: tuple  # GM: the array shape; local: (count,)
+    position: str
+    addr: int | None = None
+    init: dict | None = None  # {"kind": ..., args}; None = undefined (poison) contents
+    file: str = ""  # base name of the input/output file
+    description: str = ""
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def np_dtype(self) -> np.dtype:
+        return as_dtype(self.dtype)
+
+
+@dataclass(frozen=True)
+class OutputSpec:
+    buffer: str
+    file: str  # path relative to the output folder, e.g. "output/golden.bin"
+    mask: str  # e.g. "output/golden.mask.bin"
+
+
+@dataclass(frozen=True)
+class Program:
+    """One fully resolved data-movement program (a case, or one point of a sweep)."""
+
+    name: str
+    file: str  # the case file as given (display)
+    source_sha256: str
+    index: int | None  # sweep point, None for a case without sweeps
+    values: dict  # sweep label -> value at this point
+    product: str  # Product enum name
+    seed: int
+    seed_source: str  # "case", "default" or "command line"
+    poison: int
+    capacities: dict
+    buffers: tuple
+    ops: tuple
+    outputs: tuple
+    description: str = ""
+
+    def buffer(self, name: str) -> BufferSpec:
+        return next(b for b in self.buffers if b.name == name)
+
+    @property
+    def label(self) -> str:
+        if self.index is None:
+            return self.name
+        vals = ", ".join(f"{k}={v}" for k, v in self.values.items())
+        return f"{self.name}#{self.index}" + (f" ({vals})" if vals else "")
+
+
+# ------------------------------------------------------------------------------------------------ compiler
+def _type_name(v) -> str:
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
+            dict: "table"}.get(type(v), type(v).__name__)
+
+
+def _show(v) -> str:
+    return f"{_type_name(v)} {v!r}"
+
+
+def _suggest(word: str, choices) -> str:
+    close = difflib.get_close_matches(str(word), list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+class Compiler:
+    """Walks a case document once. ``choose(path, values)`` picks the value of a swept list (a list given where
+    one value is expected); ``names`` are the sweep variables for ``"=expr"`` strings."""
+
+    def __init__(self, doc: dict, file: str, source: str, base_dir: str, names: dict, choose):
+        self.doc, self.file, self.source, self.base_dir = doc, file, source, base_dir
+        self.names, self.choose = names, choose
+
+    # -- errors ------------------------------------------------------------------------------------------
+    def error(self, path: str, message: str, present: bool = True) -> CaseError:
+        """``present=False``: the key is missing, so no line is looked up."""
+        return CaseError(self.file, path, message, self._line(path) if present else None)
+
+    def _line(self, path: str) -> int | None:
+        """Best effort: the line of the last key of ``path`` if that key is written exactly once."""
+        if not self.source or not path:
+            return None
+        key = re.split(r"[.\[]", path)[-1].rstrip("]")
+        if not key or key.isdigit():
+            return None
+        pat = re.compile(rf'(^|[\s{{,])"?{re.escape(key)}"?\s*[=:]')
+        hits = [i for i, line in enumerate(self.source.splitlines(), 1) if pat.search(line)]
+        if len(hits) == 1:
+            return hits[0]
+        head = re.compile(rf"^\s*\[+\s*[\w.]*\b{re.escape(key)}\s*\]+")
+        hits = [i for i, line in enumerate(self.source.splitlines(), 1) if head.search(line)]
+        return hits[0] if len(hits) == 1 else None
+
+    def check_keys(self, table: dict, allowed, path: str) -> None:
+        for k in table:
+            if k not in allowed:
+                hint = ""
+                if path and k in CASE_KEYS:
+                    hint = (f" ({k!r} is a top-level key: in TOML write it before the first [table] header, "
+                            "or it belongs to the table above it)")
+                raise self.error(f"{path}.{k}" if path else k,
+                                 f"unknown key{_suggest(k, allowed)}; expected one of: {', '.join(allowed)}{hint}")
+
+    def table(self, v, path: str) -> dict:
+        if not isinstance(v, dict):
+            raise self.error(path, f"expected a table, got {_show(v)}")
+        return v
+
+    def require(self, table: dict, key: str, path: str, what: str):
+        if key not in table:
+            raise self.error(f"{path}.{key}" if path else key, f"missing key; expected {what}", present=False)
+        return table[key]
+
+    # -- scalars (sweeps and expressions) ----------------------------------------------------------------
+    def scalar(self, raw, path: str):
+        """One value: a list here is a sweep axis, a string ``"=expr"`` an expression."""
+        if isinstance(raw, list):
+            if not raw:
+                raise self.error(path, "empty list; a list here is a sweep and needs at least one value")
+            raw = self.choose(path, raw)
+            if isinstance(raw, list):
+                raise self.error(path, "a swept value cannot itself be a list here")
+        if isinstance(raw, str) and raw.startswith("="):
+            try:
+                raw = evaluate(raw[1:], self.names)
+            except ExprError as exc:
+                raise self.error(path, str(exc)) from None
+        return raw
+
+    def integer(self, raw, path: str, lo: int | None = None, hi: int | None = None, what: str = "an integer"):
+        v = self.scalar(raw, path)
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise self.error(path, f"expected {what}, got {_show(v)}")
+        if (lo is not None and v < lo) or (hi is not None and v > hi):
+            rng = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
+            raise self.error(path, f"{v} is outside {rng}; expected {what}")
+        return v
+
+    def string(self, raw, path: str, what: str = "a string") -> str:
+        v = self.scalar(raw, path)
+        if not isinstance(v, str):
+            raise self.error(path, f"expected {what}, got {_show(v)}")
+        return v
+
+    def number(self, raw, path: str, what: str = "a number"):
+        v = self.scalar(raw, path)
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise self.error(path, f"expected {what}, got {_show(v)}")
+        return v
+
+    def dtype(self, raw, path: str) -> str:
+        v = self.string(raw, path, "a dtype name (half, float, int8_t, bfloat16_t, ...)")
+        try:
+            return ascend_name(as_dtype(v))
+        except FastCopyError:
+            from ..dtypes import ASCEND_DTYPES
+
+            raise self.error(path, f"unknown dtype {v!r}{_suggest(v, ASCEND_DTYPES)}; expected an Ascend C type "
+                                   f"({', '.join(ASCEND_DTYPES)}) or a numpy name") from None
+
+    # -- the document ------------------------------------------------------------------------------------
+    def compile(self, index, values, seed_override) -> Program:
+        doc = self.doc
+        self.check_keys(doc, CASE_KEYS, "")
+        name = self.string(doc.get("name", os.path.splitext(os.path.basename(self.file))[0]), "name")
+        description = self.string(doc.get("description", ""), "description")
+        product = self.product(self.require(doc, "product", "", "a product: " + _products()), "product")
+        self.target = product
+        if seed_override is not None:
+            seed, source = seed_override, "command line"
+        elif "seed" in doc:
+            seed, source = self.integer(doc["seed"], "seed", 0, 2**63 - 1, "a seed (a non-negative integer)"), "case"
+        else:
+            seed, source = DEFAULT_SEED, "default"
+        poison = self.integer(doc.get("poison", 0xFF), "poison", 0, 255, "a byte value")
+        capacities = self.capacities(doc.get("capacities", {}))
+        buffers = self.buffers(self.require(doc, "buffers", "", "a table of buffers"), product)
+        by_name = {b.name: b for b in buffers}
+        ops = self.ops(self.require(doc, "ops", "", "a list of ops ([[ops]] tables)"), by_name)
+        outputs = self.outputs(self.require(doc, "outputs", "", "a list of buffer names"), by_name)
+        return Program(name, self.file, "", index, values, product.name, seed, source, poison, capacities,
+                       tuple(buffers), tuple(ops), tuple(outputs), description)
+
+    def product(self, raw, path) -> Product:
+        v = self.string(raw, path, "a product name")
+        try:
+            return Product.get(v)
+        except FastCopyError:
+            raise self.error(path, f"unknown product {v!r}{_suggest(v, [p.name for p in Product])}; expected "
+                                   f"one of: {_products()}") from None
+
+    def capacities(self, raw) -> dict:
+        out = {}
+        for k, v in self.table(raw, "capacities").items():
+            phys = next((p for p in Phys if k in (p.name, p.value)), None)
+            if phys is None or phys is Phys.GM:
+                names = ", ".join(p.name for p in Phys if p is not Phys.GM)
+                raise self.error(f"capacities.{k}", f"unknown buffer; expected one of: {names}")
+            out[phys.name] = self.integer(v, f"capacities.{k}", 0, None, "a size in bytes")
+        return out
+
+    def buffers(self, raw, product: Product) -> list:
+        table = self.table(raw, "buffers")
+        if not table:
+            raise self.error("buffers", "no buffers; expected at least one [buffers.NAME] table")
+        out, files = [], {}
+        for name, spec in table.items():
+            path = f"buffers.{name}"
+            if not _NAME.match(name):
+                raise self.error(path, "a buffer name must be an identifier (letters, digits, _)")
+            spec = self.table(spec, path)
+            position = self.string(spec.get("position", "GM"), f"{path}.position", "a TPosition name")
+            pos = self.position(position, product, f"{path}.position")
+            dtype = self.dtype(self.require(spec, "dtype", path, "a dtype name (half, float, int8_t, ...)"),
+                               f"{path}.dtype")
+            if pos is TPosition.GM and "count" in spec and "shape" not in spec:
+                raise self.error(f"{path}.count", "a GM buffer takes a shape (count is for local buffers, which "
+                                                  "also give a position such as VECIN)")
+            if pos is not TPosition.GM and "shape" in spec:
+                raise self.error(f"{path}.shape", f"a local buffer ({pos.name}) takes a count of elements, not a "
+                                                  "shape")
+            if pos is TPosition.GM:
+                self.check_keys(spec, GM_KEYS, path)
+                shape = self.shape(self.require(spec, "shape", path, "a shape (an integer or a list of them)"),
+                                   f"{path}.shape")
+                addr = None
+                file = self.string(spec.get("file", name), f"{path}.file", "a file base name")
+                if not re.match(r"^[\w.-]+$", file):
+                    raise self.error(f"{path}.file", f"{file!r} is not a plain file name (letters, digits, _ . -)")
+            else:
+                self.check_keys(spec, LOCAL_KEYS, path)
+                count = self.integer(self.require(spec, "count", path, "a number of elements"), f"{path}.count",
+                                     0, None, "a number of elements")
+                shape = (count,)
+                addr = (None if spec.get("addr") is None
+                        else self.integer(spec["addr"], f"{path}.addr", 0, None, "a byte address"))
+                file = name
+            init = self.init(spec.get("init"), f"{path}.init", as_dtype(dtype))
+            if pos is TPosition.GM and init is not None:
+                if file in files:
+                    raise self.error(f"{path}.file", f"input file {file!r} is also used by buffer {files[file]}")
+                files[file] = name
+            out.append(BufferSpec(name, dtype, pos is TPosition.GM, shape, pos.name, addr, init, file,
+                                  self.string(spec.get("description", ""), f"{path}.description")))
+        return out
+
+    def position(self, v: str, product: Product, path: str) -> TPosition:
+        key = v.removeprefix("TPosition::").removeprefix("TPosition.")
+        try:
+            pos = TPosition[key]
+        except KeyError:
+            names = [p.name for p in TPosition]
+            raise self.error(path, f"unknown position {v!r}{_suggest(key, names)}; expected one of: "
+                                   f"{', '.join(names)}") from None
+        if pos not in POSITIONS[product]:
+            have = ", ".join(p.name for p in POSITIONS[product])
+            raise self.error(path, f"position {pos.name} does not exist on {product}; positions there: {have}")
+        return pos
+
+    def shape(self, raw, path: str) -> tuple:
+        if isinstance(raw, list) and raw and all(isinstance(x, list) for x in raw):
+            raw = self.choose(path, raw)  # a list of shapes: a sweep
+        raw = self.scalar(raw, path) if not isinstance(raw, list) else raw
+        dims = raw if isinstance(raw, list) else [raw]
+        if not dims:
+            raise self.error(path, "empty shape; expected an integer or a list of integers")
+        return tuple(self.integer(d, f"{path}[{i}]", 1, None, "a dimension (a positive integer)")
+                     for i, d in enumerate(dims))
+
+    def init(self, raw, path: str, dt: np.dtype) -> dict | None:
+        if raw is None:
+            return None
+        if isinstance(raw, list) or (isinstance(raw, str) and raw.startswith("=")):
+            raw = self.scalar(raw, path)  # a sweep over inputs, or an expression
+        if isinstance(raw, (int, float)) and not isinstance(raw, bool):
+            raw = {"kind": "constant", "value": raw}
+        elif isinstance(raw, str):
+            if raw == "undefined":
+                return None
+            raw = {"kind": raw}
+        table = self.table(raw, path)
+        kind = self.string(self.require(table, "kind", path, f"an input kind: {', '.join(INIT_ARGS)}"),
+                           f"{path}.kind")
+        if kind not in INIT_ARGS:
+            raise self.error(f"{path}.kind", f"unknown input kind {kind!r}{_suggest(kind, INIT_ARGS)}; expected "
+                                             f"one of: {', '.join(INIT_ARGS)}, or \"undefined\"")
+        self.check_keys(table, ("kind", *INIT_ARGS[kind]), path)
+        out = {"kind": kind}
+        is_float = _is_float(dt)
+        if kind in ("uniform", "normal") and not (is_float or dt.kind == "c"):
+            raise self.error(f"{path}.kind", f"{kind!r} needs a floating-point dtype, the buffer is "
+                                             f"{ascend_name(dt)}; use \"integers\" or \"bits\"")
+        for arg, default in INIT_ARGS[kind].items():
+            apath = f"{path}.{arg}"
+            if arg == "path":
+                p = self.string(self.require(table, "path", path, "a .npy or .bin file"), apath)
+                full = p if os.path.isabs(p) else os.path.join(self.base_dir, p)
+                if not os.path.isfile(full):
+                    raise self.error(apath, f"no such file {full!r}; expected a .npy or raw .bin file (relative "
+                                            "paths start at the case file's folder)")
+                out["path"] = os.path.normpath(full)
+                out["given"] = p
+            elif arg in table:
+                raw_v = self.scalar(table[arg], apath)
+                if dt.kind == "b" and isinstance(raw_v, bool):
+                    raw_v = int(raw_v)
+                if kind == "integers" or (dt.kind in "iub" and kind in ("arange", "constant")):
+                    out[arg] = self.integer(raw_v, apath, what=f"an integer ({kind} on {ascend_name(dt)})")
+                else:
+                    out[arg] = self.number(raw_v, apath)
+            elif default is not None:
+                out[arg] = default
+            elif kind == "integers" and dt.kind in "iu":
+                info = np.iinfo(dt)
+                out[arg] = int(info.min) if arg == "low" else int(info.max) + 1
+            elif kind == "integers" and dt.kind == "b":
+                out[arg] = 0 if arg == "low" else 2
+            else:
+                raise self.error(apath, f"missing key; expected a number ({kind} on {ascend_name(dt)})")
+        if kind == "integers" and not out["low"] < out["high"]:
+            raise self.error(path, f"integers: low={out['low']} must be below high={out['high']} (high is "
+                                   "exclusive, as in numpy)")
+        if kind in ("integers", "constant") and dt.kind in "iu":
+            info = np.iinfo(dt)
+            lo, hi = (out["low"], out["high"] - 1) if kind == "integers" else (out["value"], out["value"])
+            if lo < info.min or hi > info.max:
+                raise self.error(path, f"{kind}: values [{lo}, {hi}] do not fit {ascend_name(dt)} "
+                                       f"[{info.min}, {info.max}]")
+        return out
+
+    def ops(self, raw, buffers: dict) -> list:
+        if not isinstance(raw, list):
+            raise self.error("ops", f"expected a list of ops ([[ops]] tables), got {_show(raw)}")
+        if not raw:
+            raise self.error("ops", "no ops; expected at least one [[ops]] table")
+        return [self.op(i, self.table(op, f"ops[{i}]"), buffers) for i, op in enumerate(raw)]
+
+    def op(self, i: int, table: dict, buffers: dict) -> OpSpec:
+        path = f"ops[{i}]"
+        self.check_keys(table, OP_KEYS, path)
+        api = self.string(self.require(table, "api", path, f"an API name: {', '.join(APIS)}"), f"{path}.api")
+        api = api.removeprefix("AscendC::")
+        if api not in APIS:
+            raise self.error(f"{path}.api", f"unknown op {api!r}{_suggest(api, APIS)}; expected one of: "
+                                            f"{', '.join(APIS)}")
+        spec = APIS[api]
+        dst = src = None
+        if spec.tensors:
+            dst = self.ref(self.require(table, "dst", path, "the destination buffer name"), f"{path}.dst", buffers)
+            src = self.ref(self.require(table, "src", path, "the source buffer name"), f"{path}.src", buffers)
+        else:
+            for k in ("dst", "src"):
+                if k in table:
+                    raise self.error(f"{path}.{k}", f"{api} takes no tensors")
+        dtype = None
+        if spec.needs_dtype:
+            dtype = self.dtype(self.require(table, "dtype", path, f"the element type T of {api}<T>"),
+                               f"{path}.dtype")
+        elif "dtype" in table:
+            raise self.error(f"{path}.dtype", f"{api} takes no dtype (the tensors' dtypes are used)")
+        params = self.table(table.get("params", {}), f"{path}.params")
+        args, kwargs = self.params(api, spec, params, f"{path}.params", dtype or
+                                   (buffers[src.name].dtype if src is not None else None))
+        note = self.string(table.get("note", ""), f"{path}.note")
+        return OpSpec(i, api, dst, src, tuple(args), tuple(kwargs), dtype, note)
+
+    def ref(self, raw, path: str, buffers: dict) -> Ref:
+        v = self.string(raw, path, "a buffer name, optionally with an element offset: name or name[k]")
+        m = _REF.match(v)
+        if not m:
+            raise self.error(path, f"{v!r} is not a buffer reference; expected name or name[k]")
+        name, offset = m.group(1), 0
+        if name not in buffers:
+            raise self.error(path, f"unknown buffer {name!r}{_suggest(name, buffers)}; buffers: "
+                                   f"{', '.join(buffers)}")
+        if m.group(2) is not None:
+            try:
+                offset = evaluate(m.group(2), self.names)
+            except ExprError as exc:
+                raise self.error(path, str(exc)) from None
+            offset = self.integer(offset, path, 0, buffers[name].size, f"an element offset in [0, "
+                                                                        f"{buffers[name].size}]")
+        return Ref(name, offset)
+
+    def params(self, api: str, spec: ApiSpec, params: dict, path: str, dtype):
+        known = {k.rstrip("?") for form in spec.forms for k in form} | set(spec.keywords)
+        for k in params:
+            if k not in known:
+                what = "struct" if struct_class(k) else "parameter"
+                raise self.error(f"{path}.{k}", f"{api} takes no {what} {k!r}{_suggest(k, known)}; expected "
+                                                f"{_forms(api, spec)}")
+        positional = [k for k in params if k not in spec.keywords]
+        form = next((f for f in spec.forms
+                     if {k.rstrip("?") for k in f if not k.endswith("?")} <= set(positional) <= {k.rstrip("?")
+                                                                                            for k in f}), None)
+        if form is None:
+            given = ", ".join(positional) or "nothing"
+            raise self.error(path, f"{api} got {given}; expected {_forms(api, spec)}")
+        args = [self.arg(k, params[k], f"{path}.{k}", dtype) for k in (x.rstrip("?") for x in form) if k in params]
+        kwargs = [(spec.keywords[k], self.arg(k, params[k], f"{path}.{k}", dtype)) for k in params
+                  if k in spec.keywords]
+        return args, kwargs
+
+    def arg(self, key: str, raw, path: str, dtype) -> Arg:
+        cls = struct_class(key)
+        if cls is not None:
+            return Arg(key, "struct", self.struct(cls, raw, path, dtype), cls.__name__)
+        kind, detail = ARG_KINDS[key]
+        if kind == "int":
+            lo, hi, what = detail
+            return Arg(key, kind, self.integer(raw, path, lo, hi, f"an integer, {what}"))
+        if kind == "bool":
+            v = self.scalar(raw, path)
+            if not isinstance(v, bool):
+                raise self.error(path, f"expected true or false, got {_show(v)}")
+            return Arg(key, kind, v)
+        if kind == "enum":
+            v = self.scalar(raw, path)
+            members = enum_class(detail).__members__
+            text = str(v).split("::")[-1].split(".")[-1]
+            hit = next((m for m, e in members.items() if text == m or (isinstance(v, int) and e.value == v)), None)
+            if hit is None:
+                raise self.error(path, f"expected a {detail}: {', '.join(members)}, got {_show(v)}")
+            return Arg(key, kind, hit, detail)
+        if kind == "value":
+            return Arg(key, kind, self.number(raw, path, f"a number (the {dtype} value)"))
+        # a list of structs, e.g. dstSliceInfo = [{...}, {...}]
+        scls = struct_class(detail)
+        if isinstance(raw, list) and raw and all(isinstance(x, list) for x in raw):
+            raw = self.choose(path, raw)
+        if not isinstance(raw, list) or not raw:
+            raise self.error(path, f"expected a non-empty list of {detail} tables, got {_show(raw)}")
+        return Arg(key, kind, tuple(self.struct(scls, x, f"{path}[{j}]", dtype) for j, x in enumerate(raw)),
+                   detail)
+
+    def struct(self, cls, raw, path: str, dtype) -> dict:
+        """Field table -> the struct's full field dict (C++ defaults for fields not given)."""
+        from ..errors import ParamTypeError
+
+        table = self.table(raw, path)
+        inst = cls()
+        seen = {}
+        for k, raw_v in table.items():
+            f = cls._index.get(k)
+            if f is None:
+                names = [x.name for x in cls.FIELDS]
+                raise self.error(f"{path}.{k}", f"{cls.__name__} has no field {k!r}{_suggest(k, names)}; fields: "
+                                                f"{', '.join(names)}")
+            if f.name in seen:
+                raise self.error(f"{path}.{k}", f"field {f.name} given twice (as {seen[f.name]} and {k})")
+            seen[f.name] = k
+            v = self.scalar(raw_v, f"{path}.{k}")
+            if isinstance(v, (str, dict)) or v is None:
+                ctype = "T" if f.ctype == "T" else _ctype_text(f.ctype)
+                want = "true or false" if f.ctype == "bool" else f"a number ({ctype})"
+                raise self.error(f"{path}.{k}", f"expected {want}, got {_show(v)}")
+            try:
+                setattr(inst, f.name, v)
+            except ParamTypeError as exc:
+                raise self.error(f"{path}.{k}", str(exc)) from None
+            if f.ctype not in ("T", "bool"):  # the C++ type on this product (some fields are wider on 350)
+                c, lo, hi = CTYPES[cls._product_types(f).get(self.target, f.ctype)]
+                value = inst.as_dict()[f.name]
+                if not lo <= value <= hi:
+                    raise self.error(f"{path}.{k}", f"{cls.__name__}: {f.name}={value} does not fit {c} "
+                                                    f"[{lo}, {hi}] on {self.target}; expected a {c} value")
+        return inst.as_dict()
+
+    def outputs(self, raw, buffers: dict) -> list:
+        if isinstance(raw, str):
+            raw = [raw]
+        if not isinstance(raw, list) or not raw:
+            raise self.error("outputs", f"expected a non-empty list of buffer names, got {_show(raw)}")
+        names, files = [], []
+        for i, entry in enumerate(raw):
+            path = f"outputs[{i}]"
+            file = None
+            if isinstance(entry, dict):
+                self.check_keys(entry, ("buffer", "file"), path)
+                name = self.string(self.require(entry, "buffer", path, "a buffer name"), f"{path}.buffer")
+                if "file" in entry:
+                    file = self.string(entry["file"], f"{path}.file")
+                    if not re.match(r"^[\w.-]+$", file):
+                        raise self.error(f"{path}.file", f"{file!r} is not a plain file name")
+            else:
+                name = self.string(entry, path, "a buffer name")
+            if name not in buffers:
+                raise self.error(path, f"unknown buffer {name!r}{_suggest(name, buffers)}; buffers: "
+                                       f"{', '.join(buffers)}")
+            if name in names:
+                raise self.error(path, f"buffer {name!r} is listed twice")
+            names.append(name)
+            files.append(file)
+        out = []
+        for name, file in zip(names, files):
+            base = file or ("golden" if len(names) == 1 else name)
+            out.append(OutputSpec(name, f"output/{base}.bin", f"output/{base}.mask.bin"))
+        if len({o.file for o in out}) != len(out):
+            raise self.error("outputs", "two outputs would write the same file; give distinct names")
+        return out
+
+
+def _ctype_text(ctype: str) -> str:
+    return CTYPES[ctype][0]
+
+
+def _products() -> str:
+    return ", ".join(f"{p.name} ({p.display_name})" for p in Product)
+
+
+def _forms(api: str, spec: ApiSpec) -> str:
+    def one(form):
+        return "{" + ", ".join(k.rstrip("?") + (" (optional)" if k.endswith("?") else "") for k in form) + "}"
+
+    text = " or ".join(one(f) for f in spec.forms)
+    if spec.keywords:
+        text += f"; optional: {', '.join(spec.keywords)}"
+    return f"params {text}"
+
+
+def _is_float(dt: np.dtype) -> bool:
+    if dt.kind == "f":
+        return True
+    if dt.kind != "V" or dt.names:
+        return False
+    try:
+        import ml_dtypes
+
+        ml_dtypes.finfo(dt)
+        return True
+    except (ValueError, TypeError):
+        return False
