@@ -98,12 +98,16 @@ def _run_fast(plan: Plan, dst, src) -> None:
             else:
                 _fill(ks, dview, dbase, _poison(poison_byte(dst, src), w))
                 dmem.materialize_plane()
+                dmem.forget()
                 _fill(ks, dmem.view(w, plane=True)[0], dbase, _ZERO)
         else:
             idx, val, dfd = _convert_writes(ks.step, dst, src)
             _scatter(dst, idx, val, dfd)
     if mark_span:
-        dmem.plane[dst.offset + plan.write[0]:dst.offset + plan.write[1]] = 1
+        for mk in plan.span_mark:
+            view, shift = dmem.view(mk.w, plane=True)
+            _fill(mk, view, (dst.offset - shift) // mk.w, mk.value)
+        dmem.note_defined(dst.offset + plan.write[0], dst.offset + plan.write[1])
 
 
 def _fill(ks, view, base, value) -> None:
@@ -148,20 +152,27 @@ def _copy_step(ks, w, dst, src, src_defined: bool, mark: bool = True) -> None:
     if dmem.plane is None and all_set(sp, sbase, ks.soffs, ks.burst, ks.loops, _ONES[w]):
         return
     dmem.materialize_plane()
+    dmem.forget()
     _copy(ks, dmem.view(w, plane=True)[0], dbase, sp, sbase)
 
 
 def _span_defined(t, span) -> bool:
     """Whether every byte of ``t``'s bytes ``[lo, hi)`` is defined (one vectorised pass over the plane)."""
-    plane = t.memory.plane
+    mem = t.memory
+    plane = mem.plane
     if plane is None:
         return True
     lo, hi = t.offset + span[0], t.offset + span[1]
+    if mem.known_defined(lo, hi):
+        return True
     a8, b8 = -(-lo // 8) * 8, hi // 8 * 8
     if b8 <= a8:
-        return bool(plane[lo:hi].all())
-    words = plane[a8:b8].view(np.uint64)
-    return bool(plane[lo:a8].all() and plane[b8:hi].all() and _all_ones(words))
+        ok = bool(plane[lo:hi].all())
+    else:
+        ok = bool(plane[lo:a8].all() and plane[b8:hi].all() and _all_ones(plane[a8:b8].view(np.uint64)))
+    if ok:
+        mem.note_defined(lo, hi)
+    return ok
 
 
 def _all_ones(words) -> bool:
@@ -220,6 +231,7 @@ def _scatter(dst, idx, val, dfd) -> None:
     mem.data[pos] = val
     if mem.plane is not None or not dfd.all():
         mem.materialize_plane()[pos] = dfd
+        mem.forget()
 
 
 def _run_exact(plan: Plan, dst, src) -> None:

@@ -24,7 +24,8 @@ DEFAULT_POISON = 0xFF
 class Memory:
     """One flat byte space (a GM array or a physical on-chip buffer) and its definedness plane."""
 
-    __slots__ = ("data", "plane", "phys", "pipe", "addr0", "_views", "_plane_views", "poison", "__weakref__")
+    __slots__ = ("data", "plane", "phys", "pipe", "addr0", "_views", "_plane_views", "poison", "known",
+                 "__weakref__")
 
     def __init__(self, data: np.ndarray, phys: Phys, pipe=None, plane=None, poison: int = DEFAULT_POISON):
         self.data = data  # 1-D uint8
@@ -35,6 +36,25 @@ class Memory:
         self.addr0 = data.ctypes.data % 64  # host pointer residue: decides which unsigned views fit
         self._views = {}
         self._plane_views = {}
+        self.known = []  # byte ranges [lo, hi) known to be all defined (a cache; see note_defined / forget)
+
+    def note_defined(self, lo: int, hi: int) -> None:
+        """Record that plane bytes ``[lo, hi)`` are all defined (merged with touching ranges)."""
+        keep = []
+        for a, b in self.known:
+            if b < lo or a > hi:
+                keep.append((a, b))
+            else:
+                lo, hi = min(lo, a), max(hi, b)
+        keep.append((lo, hi))
+        self.known = keep[-16:]
+
+    def known_defined(self, lo: int, hi: int) -> bool:
+        return any(a <= lo and hi <= b for a, b in self.known)
+
+    def forget(self) -> None:
+        """Undefined bytes may have been written: drop the cache of defined ranges."""
+        self.known = []
 
     def view(self, width: int, plane: bool = False) -> tuple[np.ndarray, int]:
         """``(array, shift)``: the memory as a flat ``uint{8*width}`` array starting ``shift`` bytes in."""
@@ -123,6 +143,7 @@ class _Tensor:
         if mask is None:
             if mem.plane is not None:
                 mem.plane[self.offset:self.offset + self.nbytes] = 1
+                mem.note_defined(self.offset, self.offset + self.nbytes)
             return
         mask = np.asarray(mask, bool).reshape(-1)
         if mask.size != self.size:
@@ -135,6 +156,7 @@ class _Tensor:
         """Declare the whole tensor undefined (its bytes then hold the poison fill)."""
         plane = self.memory.materialize_plane()
         plane[self.offset:self.offset + self.nbytes] = 0
+        self.memory.forget()
         self._bytes()[:] = self.memory.poison
 
     def __getitem__(self, k):

@@ -83,6 +83,7 @@ class Plan(NamedTuple):
     exact: bool  # writes may overlap: run the exact (slow) path that resolves multiply-written bytes
     nbytes: int  # bytes written (for reports)
     dense: bool = False  # the writes cover the write span exactly once, with documented values only
+    span_mark: tuple = ()  # dense plans: kernel fills of 0x01 over the write span (the plane, in one pass)
 
 
 NOOP = Plan("noop", (), (), None, None, (), False, 0)
@@ -328,7 +329,10 @@ def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False) -> Pl
     nbytes = sum(_written(s) for s in steps)
     dense = (not exact and nbytes == write[1] - write[0]
              and all(isinstance(s, Move) or (isinstance(s, Fill) and s.pattern is not None) for s in steps))
-    return Plan(api, steps, ksteps, read, write, tuple(warnings), exact, nbytes, dense)
+    span_mark = ()
+    if dense:
+        span_mark = _split_burst(lower(Fill((write[0],), write[1] - write[0], (), b"\x01"), 0, dst.host_mod))
+    return Plan(api, steps, ksteps, read, write, tuple(warnings), exact, nbytes, dense, span_mark)
 
 
 def injective(burst: int, loops, col: int = 2) -> bool:

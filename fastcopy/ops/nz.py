@@ -87,6 +87,7 @@ def _use_310p_scratch(pipe) -> None:
     if lo < hi:
         ub.data[lo:hi] = ub.poison
         ub.materialize_plane()[lo:hi] = 0
+        ub.forget()
 
 
 @lru_cache(maxsize=4096)
