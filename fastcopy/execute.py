@@ -34,6 +34,19 @@ def _poison(byte: int, w: int) -> np.uint64:
 
 def execute(plan: Plan, dst, src) -> None:
     """Apply ``plan`` (built for these tensors' signatures) and emit its warnings."""
+    fast = plan.fast
+    if fast is not None:  # the hot path of small calls: one copy, source defined, no aliasing
+        dmem, smem = dst.memory, src.memory
+        if smem is not dmem and (smem.plane is None or smem.known_defined(src.offset + plan.read[0],
+                                                                           src.offset + plan.read[1])):
+            w, meta, mw, mmeta, mvalue = fast
+            dview, dshift = dmem.view(w)
+            sview, sshift = smem.view(w)
+            copy_strided(dview, (dst.offset - dshift) // w, sview, (src.offset - sshift) // w, meta)
+            if dmem.plane is not None:
+                pview, pshift = dmem.view(mw, plane=True)
+                fill_strided(pview, (dst.offset - pshift) // mw, mmeta, mvalue)
+            return
     for msg in plan.warnings:
         warnings.warn(msg, FastCopyWarning, stacklevel=3)
     if not plan.steps:
@@ -111,20 +124,19 @@ def _run_fast(plan: Plan, dst, src) -> None:
 
 
 def _fill(ks, view, base, value) -> None:
-    chunks = ks.chunks
-    if len(chunks) == 1:
-        fill_strided(view, base, ks.doffs, ks.burst, ks.loops, value, *chunks[0])
+    metas = ks.metas
+    if len(metas) == 1:
+        fill_strided(view, base, metas[0], value)
     else:
-        _parallel(lambda c: fill_strided(view, base, ks.doffs, ks.burst, ks.loops, value, *c), chunks)
+        _parallel(lambda m: fill_strided(view, base, m, value), metas)
 
 
 def _copy(ks, dview, dbase, sview, sbase) -> None:
-    chunks = ks.chunks
-    if len(chunks) == 1:
-        copy_strided(dview, dbase, sview, sbase, ks.doffs, ks.soffs, ks.burst, ks.loops, *chunks[0])
+    metas = ks.metas
+    if len(metas) == 1:
+        copy_strided(dview, dbase, sview, sbase, metas[0])
     else:
-        _parallel(lambda c: copy_strided(dview, dbase, sview, sbase, ks.doffs, ks.soffs, ks.burst, ks.loops, *c),
-                  chunks)
+        _parallel(lambda m: copy_strided(dview, dbase, sview, sbase, m), metas)
 
 
 def _plane_mark(ks, dst) -> None:
@@ -149,7 +161,7 @@ def _copy_step(ks, w, dst, src, src_defined: bool, mark: bool = True) -> None:
             _plane_mark(ks, dst)
         return
     sp = smem.view(w, plane=True)[0]
-    if dmem.plane is None and all_set(sp, sbase, ks.soffs, ks.burst, ks.loops, _ONES[w]):
+    if dmem.plane is None and all_set(sp, sbase, ks.metas[0], _ONES[w]):
         return
     dmem.materialize_plane()
     dmem.forget()
@@ -176,11 +188,8 @@ def _span_defined(t, span) -> bool:
 
 
 def _all_ones(words) -> bool:
-    return all_set(words, 0, _ZERO_OFFS, words.size, _ONE_LOOP, _ONES[8])
-
-
-_ZERO_OFFS = np.zeros(1, np.int64)
-_ONE_LOOP = np.ones((4, 3), np.int64)
+    meta = np.array([words.size, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0], np.int64)
+    return all_set(words, 0, meta, _ONES[8])
 
 
 # --------------------------------------------------------------------------------------------- exact path

@@ -150,12 +150,18 @@ class ParamStruct:
     @classmethod
     def check_key_types(cls, api: str, key: tuple, product) -> None:
         """:meth:`check_types` on a ``key()`` snapshot (what cached planners hold)."""
-        for f, v in zip(cls.FIELDS, key):
-            if f.ctype in ("T", "bool"):
-                continue
-            c, lo, hi = CTYPES[cls._product_types(f).get(product, f.ctype)]
+        bounds = cls.__dict__.get("_bounds")
+        if bounds is None:
+            bounds = cls._bounds = {}
+        rule = bounds.get(product)
+        if rule is None:  # per product: (index, name, C type, lo, hi) of every integer field
+            rule = bounds[product] = tuple(
+                (i, f.name, *CTYPES[cls._product_types(f).get(product, f.ctype)])
+                for i, f in enumerate(cls.FIELDS) if f.ctype not in ("T", "bool"))
+        for i, name, c, lo, hi in rule:
+            v = key[i]
             if not lo <= v <= hi:
-                raise ParamTypeError(f"{api}: {f.name}={v} does not fit {c} [{lo}, {hi}] on {product}")
+                raise ParamTypeError(f"{api}: {name}={v} does not fit {c} [{lo}, {hi}] on {product}")
 
     def __eq__(self, other):
         return type(other) is type(self) and other.key() == self.key()

@@ -62,15 +62,16 @@ class KStep(NamedTuple):
 
     kind: str  # "copy" | "fill" | "convert"
     w: int
-    doffs: np.ndarray
-    soffs: np.ndarray
+    doffs: tuple  # offsets in units (see _units)
+    soffs: tuple
     burst: int
-    loops: np.ndarray  # int64 [MAX_LOOPS, 3]
+    loops: tuple  # MAX_LOOPS x (count, src stride, dst stride) in units, real loops first
     value: np.uint64  # fill value replicated to the width (fills); poison marker handled by the executor
     defined: bool  # fills: pattern documented
     step: object  # the original step
     chunks: tuple  # per-thread ranges (o_lo, o_hi, i_lo, i_hi) of the offsets list / outermost loop
     mark: tuple = ()  # copies: the destination pattern as folded fills, to mark the plane defined
+    metas: tuple = ()  # one int64 kernel argument array per chunk (see kernels.strided)
 
 
 class Plan(NamedTuple):
@@ -84,6 +85,7 @@ class Plan(NamedTuple):
     nbytes: int  # bytes written (for reports)
     dense: bool = False  # the writes cover the write span exactly once, with documented values only
     span_mark: tuple = ()  # dense plans: kernel fills of 0x01 over the write span (the plane, in one pass)
+    fast: tuple | None = None  # one copy, one chunk: (w, meta, mark w, mark meta, mark value) for the hot path
 
 
 NOOP = Plan("noop", (), (), None, None, (), False, 0)
@@ -150,17 +152,17 @@ def _width(values, residues) -> int:
     return 1
 
 
-def _loops_array(loops, w, cols) -> np.ndarray:
+def _loops_units(loops, w, cols) -> tuple:
     """``MAX_LOOPS x (count, src, dst)`` in view units; real loops first, padding (count 1) after."""
-    arr = np.zeros((MAX_LOOPS, 3), np.int64)
-    arr[:, 0] = 1
     if len(loops) > MAX_LOOPS:
         raise AssertionError("plan step has more loops than the kernels support")
-    for i, lp in enumerate(loops):
-        arr[i, 0] = lp[0]
+    out = []
+    for lp in loops:
+        row = [lp[0], 0, 0]
         for c_src, c_dst in cols:
-            arr[i, c_dst] = lp[c_src] // w
-    return arr
+            row[c_dst] = lp[c_src] // w
+        out.append(tuple(row))
+    return tuple(out) + ((1, 0, 0),) * (MAX_LOOPS - len(loops))
 
 
 def optimise_loops(burst: int, loops, dst_col: int, src_col: int | None):
@@ -191,9 +193,10 @@ def _replicate(pattern: bytes, w: int) -> np.uint64:
     return np.frombuffer((pattern * reps)[:w].ljust(8, b"\0"), np.uint64)[0]
 
 
-def _units(offs, residue: int, w: int) -> np.ndarray:
+def _units(offs, residue: int, w: int) -> tuple:
     """Offsets in view units, relative to ``(tensor.offset - view shift) // w`` (added by the executor)."""
-    return np.array([(residue % w + o) // w for o in offs], np.int64)
+    r = residue % w
+    return tuple((r + o) // w for o in offs)
 
 
 def lower_all(step, src_residue: int, dst_residue: int, reorder: bool) -> tuple:
@@ -201,7 +204,7 @@ def lower_all(step, src_residue: int, dst_residue: int, reorder: bool) -> tuple:
     if reorder and isinstance(step, Move):
         burst, loops = optimise_loops(step.burst, step.loops, 2, 1)
         if len(loops) <= 1:  # nothing to tile
-            return _split_burst(lower(step._replace(burst=burst, loops=loops), src_residue, dst_residue, mark=True))
+            return _split_burst(lower(step._replace(burst=burst, loops=loops), src_residue, dst_residue))
         parts = []
         for (ds, dd), tl in tile_inner(loops):
             if len(tl) > MAX_LOOPS:  # fold outermost loops into the offsets list
@@ -214,14 +217,13 @@ def lower_all(step, src_residue: int, dst_residue: int, reorder: bool) -> tuple:
             else:
                 part = Move(tuple(o + ds for o in step.src_offs), tuple(o + dd for o in step.dst_offs), burst, tl)
             parts.append(part)
-        return tuple(k for p in parts for k in _split_burst(lower(p, src_residue, dst_residue, mark=True)))
+        return tuple(k for p in parts for k in _split_burst(lower(p, src_residue, dst_residue)))
     return _split_burst(lower(step, src_residue, dst_residue, reorder))
 
 
-def lower(step, src_residue: int, dst_residue: int, reorder: bool = False, mark: bool = False) -> KStep:
+def lower(step, src_residue: int, dst_residue: int, reorder: bool = False) -> KStep:
     """Lower a step to kernel units: the widest unsigned view dividing every offset, stride and burst.
-    ``reorder`` (writes never overlap): loops reordered for sequential writes and contiguous loops folded;
-    ``mark`` (writes never overlap, loops already arranged): attach the plane-marking fill to a copy."""
+    ``reorder`` (writes never overlap): loops reordered for sequential writes and contiguous loops folded."""
     if reorder and isinstance(step, Move):
         burst, loops = optimise_loops(step.burst, step.loops, 2, 1)
         step = step._replace(burst=burst, loops=loops)
@@ -231,14 +233,10 @@ def lower(step, src_residue: int, dst_residue: int, reorder: bool = False, mark:
     if isinstance(step, Move):
         vals = [step.burst, *[lp[1] for lp in step.loops], *[lp[2] for lp in step.loops]]
         w = _width(vals + [src_residue + o for o in step.src_offs] + [dst_residue + o for o in step.dst_offs], ())
-        loops = _loops_array(step.loops, w, ((1, 1), (2, 2)))
-        marker = ()
-        if reorder or mark:  # writes never overlap: the destination pattern alone folds into longer runs
-            marker = _split_burst(lower(Fill(step.dst_offs, step.burst, tuple((lp[0], lp[2]) for lp in step.loops),
-                                             b"\x01"), src_residue, dst_residue, True))
+        loops = _loops_units(step.loops, w, ((1, 1), (2, 2)))
         return KStep("copy", w, _units(step.dst_offs, dst_residue, w), _units(step.src_offs, src_residue, w),
                      step.burst // w, loops, np.uint64(0), True, step,
-                     split(len(step.dst_offs), int(loops[0, 0]), _written(step)), marker)
+                     split(len(step.dst_offs), loops[0][0], _written(step)))
     if isinstance(step, Fill):
         es = len(step.pattern) if step.pattern is not None else 1
         vals = [step.burst, *[lp[1] for lp in step.loops]] + [dst_residue + o for o in step.dst_offs]
@@ -246,12 +244,10 @@ def lower(step, src_residue: int, dst_residue: int, reorder: bool = False, mark:
         if step.pattern is not None and w < es and len(set(step.pattern)) > 1:
             raise AssertionError("fill pattern wider than the view width")
         value = _replicate(step.pattern, w) if step.pattern is not None else np.uint64(0)
-        loops = _loops_array(step.loops, w, ((1, 2),))
-        return KStep("fill", w, _units(step.dst_offs, dst_residue, w), np.zeros(0, np.int64),
-                     step.burst // w, loops, value, step.pattern is not None, step,
-                     split(len(step.dst_offs), int(loops[0, 0]), _written(step)))
-    return KStep("convert", 1, np.zeros(0, np.int64), np.zeros(0, np.int64), 0, np.zeros((MAX_LOOPS, 3), np.int64),
-                 np.uint64(0), True, step, ())
+        loops = _loops_units(step.loops, w, ((1, 2),))
+        return KStep("fill", w, _units(step.dst_offs, dst_residue, w), (), step.burst // w, loops, value,
+                     step.pattern is not None, step, split(len(step.dst_offs), loops[0][0], _written(step)))
+    return KStep("convert", 1, (), (), 0, (), np.uint64(0), True, step, ())
 
 
 #: steps moving at least this many bytes are split across the worker threads
@@ -296,7 +292,7 @@ def tile_inner(loops, src_col: int = 1):
 def _split_burst(ks: KStep) -> tuple:
     """One long burst (no loops, one offset) becomes equal pieces in an offsets list (plus a remainder step),
     so that the threads can share it."""
-    if (THREADS < 2 or ks.kind == "convert" or len(ks.doffs) != 1 or (ks.loops[:, 0] != 1).any()
+    if (THREADS < 2 or ks.kind == "convert" or len(ks.doffs) != 1 or any(lp[0] != 1 for lp in ks.loops)
             or ks.burst * ks.w < 2 * PARALLEL_BYTES):
         return (ks,)
     pieces = 4 * THREADS
@@ -305,11 +301,38 @@ def _split_burst(ks: KStep) -> tuple:
     for start, count, n in ((0, pieces, size), (pieces * size, 1, ks.burst - pieces * size)):
         if n == 0:
             continue
-        doffs = ks.doffs[0] + start + np.arange(count, dtype=np.int64) * n
-        soffs = (ks.soffs[0] + start + np.arange(count, dtype=np.int64) * n) if ks.kind == "copy" else ks.soffs
-        steps.append(ks._replace(doffs=doffs, soffs=soffs, burst=n, chunks=split(count, 1, count * n * ks.w),
-                                 mark=ks.mark if not steps else ()))
+        doffs = tuple(ks.doffs[0] + start + k * n for k in range(count))
+        soffs = tuple(ks.soffs[0] + start + k * n for k in range(count)) if ks.kind == "copy" else ks.soffs
+        steps.append(ks._replace(doffs=doffs, soffs=soffs, burst=n, chunks=split(count, 1, count * n * ks.w)))
     return tuple(steps)
+
+
+def finalize(ks: KStep) -> KStep:
+    """Pack what the kernels need into one ``meta`` array per chunk (and finalize the plane marks)."""
+    if ks.kind == "convert":
+        return ks
+    n_off = len(ks.doffs)
+    soffs = ks.soffs if len(ks.soffs) == n_off else (0,) * n_off
+    head = [ks.burst, *(x for lp in ks.loops for x in lp)]
+    tail = list(ks.doffs) + list(soffs)
+    metas = tuple(np.array(head + list(chunk) + [n_off] + tail, np.int64) for chunk in ks.chunks)
+    return KStep._make(ks[:-1] + (metas,))  # (faster than _replace; metas is the last field)
+
+
+def _span_fill(lo: int, hi: int, residue: int) -> tuple:
+    """Kernel steps filling bytes ``[lo, hi)`` with 0x01 (the plane of a dense plan), built directly."""
+    w = _width((hi - lo, residue + lo), ())
+    n = (hi - lo) // w
+    ks = KStep("fill", w, _units((lo,), residue, w), (), n, ((1, 0, 0),) * MAX_LOOPS, _replicate(b"\x01", w), True,
+               None, ((0, 1, 0, 1),))
+    return tuple(finalize(k) for k in _split_burst(ks))
+
+
+def _marks(step: Move, dst_residue: int) -> tuple:
+    """The destination pattern of a copy as 0x01 fills (folded: only the destination side must be contiguous),
+    to mark the plane defined where the copy wrote."""
+    fill = Fill(step.dst_offs, step.burst, tuple((lp[0], lp[2]) for lp in step.loops), b"\x01")
+    return tuple(finalize(k) for k in _split_burst(lower(fill, 0, dst_residue, True)))
 
 
 def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False) -> Plan:
@@ -325,14 +348,28 @@ def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False) -> Pl
         check_span(api, "read", read, src.nbytes, "source")
     check_span(api, "write", write, dst.nbytes, "destination")
     src_res = src.host_mod if src is not None else 0
-    ksteps = tuple(k for s in steps for k in lower_all(s, src_res, dst.host_mod, not exact))
+    ksteps = tuple(finalize(k) for s in steps for k in lower_all(s, src_res, dst.host_mod, not exact))
     nbytes = sum(_written(s) for s in steps)
     dense = (not exact and nbytes == write[1] - write[0]
              and all(isinstance(s, Move) or (isinstance(s, Fill) and s.pattern is not None) for s in steps))
     span_mark = ()
+    if not dense and not exact:  # per-copy plane marks (one per plan step, on its first kernel step)
+        seen = set()
+        marked = []
+        for ks in ksteps:
+            if ks.kind == "copy" and id(ks.step) not in seen:
+                seen.add(id(ks.step))
+                ks = ks._replace(mark=_marks(ks.step, dst.host_mod))
+            marked.append(ks)
+        ksteps = tuple(marked)
     if dense:
-        span_mark = _split_burst(lower(Fill((write[0],), write[1] - write[0], (), b"\x01"), 0, dst.host_mod))
-    return Plan(api, steps, ksteps, read, write, tuple(warnings), exact, nbytes, dense, span_mark)
+        span_mark = _span_fill(write[0], write[1], dst.host_mod)
+    fast = None
+    if not warnings and not exact and len(ksteps) == 1 and ksteps[0].kind == "copy" and len(ksteps[0].metas) == 1:
+        marks = span_mark if dense else ksteps[0].mark
+        if len(marks) == 1 and len(marks[0].metas) == 1:
+            fast = (ksteps[0].w, ksteps[0].metas[0], marks[0].w, marks[0].metas[0], marks[0].value)
+    return Plan(api, steps, ksteps, read, write, tuple(warnings), exact, nbytes, dense, span_mark, fast)
 
 
 def injective(burst: int, loops, col: int = 2) -> bool:

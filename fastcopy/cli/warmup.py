@@ -11,13 +11,12 @@ def warmup(verbose: bool = False) -> int:
     from ..kernels import all_set, copy_strided, fill_strided
 
     t0 = time.perf_counter()
-    loops = np.ones((4, 3), np.int64)
-    offs = np.zeros(1, np.int64)
+    meta = np.array([1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0], np.int64)
     for t in (np.uint8, np.uint16, np.uint32, np.uint64):
         a = np.zeros(8, t)
-        copy_strided(a, 0, a, 0, offs, offs, 1, loops, 0, 1, 0, 1)
-        fill_strided(a, 0, offs, 1, loops, np.uint64(0), 0, 1, 0, 1)
-        all_set(a, 0, offs, 1, loops, np.uint64(0))
+        copy_strided(a, 0, a, 0, meta)
+        fill_strided(a, 0, meta, np.uint64(0))
+        all_set(a, 0, meta, np.uint64(0))
     if verbose:
         print(f"fastcopy warmup: kernels ready in {time.perf_counter() - t0:.2f} s")
     return 0

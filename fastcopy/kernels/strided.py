@@ -11,6 +11,12 @@ threads; unused levels have count 1), each iteration moving one burst of ``burst
 Bursts of at least ``MEMCPY_BYTES`` go through ``llvm.memcpy`` / ``llvm.memset``; 1, 2 and 4-unit bursts (a
 32-byte block in uint64 units) are unrolled. Compiled lazily per view width (uint8/16/32/64), cached on disk,
 GIL released. The definedness plane is moved by a second call on the plane views.
+
+Everything static about a step travels in one int64 array ``meta`` (few arguments: numba's dispatch cost grows
+with each one)::
+
+    meta = [burst, c0, s0, d0, c1, s1, d1, c2, s2, d2, c3, s3, d3, o_lo, o_hi, i_lo, i_hi, n_off,
+            doffs[0..n_off), soffs[0..n_off)]
 """
 
 import numpy as np
@@ -42,14 +48,19 @@ def _copy_burst(dst, d, src, s, burst):
             a[k] = b[k]
 
 
+META_LOOPS, META_RANGE, META_NOFF, META_OFFS = 1, 13, 17, 18
+
+
 @njit(cache=True, nogil=True, boundscheck=False)
-def copy_strided(dst, dbase, src, sbase, doffs, soffs, burst, loops, o_lo, o_hi, i_lo, i_hi):
-    c1, c2, c3 = loops[1, 0], loops[2, 0], loops[3, 0]
-    s0, s1, s2, s3 = loops[0, 1], loops[1, 1], loops[2, 1], loops[3, 1]
-    d0, d1, d2, d3 = loops[0, 2], loops[1, 2], loops[2, 2], loops[3, 2]
+def copy_strided(dst, dbase, src, sbase, meta):
+    burst = meta[0]
+    c1, c2, c3 = meta[4], meta[7], meta[10]
+    s0, s1, s2, s3 = meta[2], meta[5], meta[8], meta[11]
+    d0, d1, d2, d3 = meta[3], meta[6], meta[9], meta[12]
+    o_lo, o_hi, i_lo, i_hi, n_off = meta[13], meta[14], meta[15], meta[16], meta[17]
     for o in range(o_lo, o_hi):
-        so0 = sbase + soffs[o]
-        do0 = dbase + doffs[o]
+        do0 = dbase + meta[18 + o]
+        so0 = sbase + meta[18 + n_off + o]
         for i0 in range(i_lo, i_hi):
             so1 = so0 + i0 * s0
             do1 = do0 + i0 * d0
@@ -81,10 +92,12 @@ def _fill_burst(dst, d, v, burst, big, byte):
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def fill_strided(dst, dbase, doffs, burst, loops, value, o_lo, o_hi, i_lo, i_hi):
+def fill_strided(dst, dbase, meta, value):
     """Fill each burst with ``value`` (one unit; a value whose bytes are all equal uses memset)."""
-    c1, c2, c3 = loops[1, 0], loops[2, 0], loops[3, 0]
-    d0, d1, d2, d3 = loops[0, 2], loops[1, 2], loops[2, 2], loops[3, 2]
+    burst = meta[0]
+    c1, c2, c3 = meta[4], meta[7], meta[10]
+    d0, d1, d2, d3 = meta[3], meta[6], meta[9], meta[12]
+    o_lo, o_hi, i_lo, i_hi = meta[13], meta[14], meta[15], meta[16]
     v = dst.dtype.type(value)
     b = value & 0xFF
     if dst.itemsize == 1:
@@ -98,7 +111,7 @@ def fill_strided(dst, dbase, doffs, burst, loops, value, o_lo, o_hi, i_lo, i_hi)
     big = uniform and burst * dst.itemsize >= MEMCPY_BYTES
     byte = np.uint8(b)
     for o in range(o_lo, o_hi):
-        do0 = dbase + doffs[o]
+        do0 = dbase + meta[18 + o]
         for i0 in range(i_lo, i_hi):
             do1 = do0 + i0 * d0
             for i1 in range(c1):
@@ -110,13 +123,15 @@ def fill_strided(dst, dbase, doffs, burst, loops, value, o_lo, o_hi, i_lo, i_hi)
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def all_set(src, sbase, soffs, burst, loops, value):
-    """True if every unit the step reads equals ``value`` (used on definedness planes)."""
-    c0, c1, c2, c3 = loops[0, 0], loops[1, 0], loops[2, 0], loops[3, 0]
-    s0, s1, s2, s3 = loops[0, 1], loops[1, 1], loops[2, 1], loops[3, 1]
+def all_set(src, sbase, meta, value):
+    """True if every unit the step reads (all chunks) equals ``value`` (used on definedness planes)."""
+    burst = meta[0]
+    c0, c1, c2, c3 = meta[1], meta[4], meta[7], meta[10]
+    s0, s1, s2, s3 = meta[2], meta[5], meta[8], meta[11]
+    n_off = meta[17]
     v = src.dtype.type(value)
-    for o in range(soffs.shape[0]):
-        so0 = sbase + soffs[o]
+    for o in range(n_off):
+        so0 = sbase + meta[18 + n_off + o]
         for i0 in range(c0):
             for i1 in range(c1):
                 for i2 in range(c2):
