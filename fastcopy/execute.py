@@ -14,7 +14,7 @@ import numpy as np
 
 from .errors import FastCopyWarning
 from .kernels import all_set, copy_strided, fill_strided
-from .plan import Convert, Fill, Move, Plan
+from .plan import PARALLEL_BYTES, Convert, Fill, Move, Plan
 
 #: 0x01 in every byte of a unit, by view width (the definedness plane's "defined")
 _ONES = {w: np.uint64(int.from_bytes(b"\x01" * w, "little")) for w in (1, 2, 4, 8)}
@@ -39,13 +39,17 @@ def execute(plan: Plan, dst, src) -> None:
         dmem, smem = dst.memory, src.memory
         if smem is not dmem and (smem.plane is None or smem.known_defined(src.offset + plan.read[0],
                                                                            src.offset + plan.read[1])):
-            w, meta, mw, mmeta, mvalue = fast
+            w, meta, mark = fast
             dview, dshift = dmem.view(w)
             sview, sshift = smem.view(w)
             copy_strided(dview, (dst.offset - dshift) // w, sview, (src.offset - sshift) // w, meta)
             if dmem.plane is not None:
-                pview, pshift = dmem.view(mw, plane=True)
-                fill_strided(pview, (dst.offset - pshift) // mw, mmeta, mvalue)
+                if len(mark) == 2:  # a small dense span: numpy's memset beats a kernel dispatch
+                    dmem.plane[dst.offset + mark[0]:dst.offset + mark[1]] = 1
+                else:
+                    mw, mmeta, mvalue = mark
+                    pview, pshift = dmem.view(mw, plane=True)
+                    fill_strided(pview, (dst.offset - pshift) // mw, mmeta, mvalue)
             return
     for msg in plan.warnings:
         warnings.warn(msg, FastCopyWarning, stacklevel=3)
@@ -117,9 +121,12 @@ def _run_fast(plan: Plan, dst, src) -> None:
             idx, val, dfd = _convert_writes(ks.step, dst, src)
             _scatter(dst, idx, val, dfd)
     if mark_span:
-        for mk in plan.span_mark:
-            view, shift = dmem.view(mk.w, plane=True)
-            _fill(mk, view, (dst.offset - shift) // mk.w, mk.value)
+        if plan.write[1] - plan.write[0] < PARALLEL_BYTES:
+            dmem.plane[dst.offset + plan.write[0]:dst.offset + plan.write[1]] = 1
+        else:
+            for mk in plan.span_mark:
+                view, shift = dmem.view(mk.w, plane=True)
+                _fill(mk, view, (dst.offset - shift) // mk.w, mk.value)
         dmem.note_defined(dst.offset + plan.write[0], dst.offset + plan.write[1])
 
 

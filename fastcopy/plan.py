@@ -85,7 +85,8 @@ class Plan(NamedTuple):
     nbytes: int  # bytes written (for reports)
     dense: bool = False  # the writes cover the write span exactly once, with documented values only
     span_mark: tuple = ()  # dense plans: kernel fills of 0x01 over the write span (the plane, in one pass)
-    fast: tuple | None = None  # one copy, one chunk: (w, meta, mark w, mark meta, mark value) for the hot path
+    fast: tuple | None = None  # one copy, one chunk, for the hot path: (w, meta, marks) with marks as in
+    # execute(): a (lo, hi) byte span to set with numpy, or (w, meta, value) of a kernel fill
 
 
 NOOP = Plan("noop", (), (), None, None, (), False, 0)
@@ -367,8 +368,10 @@ def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False) -> Pl
     fast = None
     if not warnings and not exact and len(ksteps) == 1 and ksteps[0].kind == "copy" and len(ksteps[0].metas) == 1:
         marks = span_mark if dense else ksteps[0].mark
-        if len(marks) == 1 and len(marks[0].metas) == 1:
-            fast = (ksteps[0].w, ksteps[0].metas[0], marks[0].w, marks[0].metas[0], marks[0].value)
+        if dense and write[1] - write[0] < PARALLEL_BYTES:
+            fast = (ksteps[0].w, ksteps[0].metas[0], write)
+        elif len(marks) == 1 and len(marks[0].metas) == 1:
+            fast = (ksteps[0].w, ksteps[0].metas[0], (marks[0].w, marks[0].metas[0], marks[0].value))
     return Plan(api, steps, ksteps, read, write, tuple(warnings), exact, nbytes, dense, span_mark, fast)
 
 
