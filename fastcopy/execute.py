@@ -237,7 +237,8 @@ def _step_writes(step, dst, src):
         if step.pattern is None:
             return didx, np.full(didx.size, poison_byte(dst, src), np.uint8), np.zeros(didx.size, bool)
         pat = np.frombuffer(step.pattern, np.uint8)
-        return didx, np.resize(pat, didx.size), np.ones(didx.size, bool)
+        within = np.tile(np.arange(step.burst) % pat.size, didx.size // step.burst if step.burst else 0)
+        return didx, pat[within], np.ones(didx.size, bool)
     return _convert_writes(step, dst, src)
 
 
@@ -256,6 +257,8 @@ def _run_exact(plan: Plan, dst, src) -> None:
     idx = np.concatenate([p[0] for p in parts])
     val = np.concatenate([p[1] for p in parts])
     dfd = np.concatenate([p[2] for p in parts])
+    if not idx.size:  # zero-count loops: nothing is written
+        return
     order = np.argsort(idx, kind="stable")
     idx, val, dfd = idx[order], val[order], dfd[order]
     first = np.ones(idx.size, bool)

@@ -336,6 +336,14 @@ def _marks(step: Move, dst_residue: int) -> tuple:
     return tuple(finalize(k) for k in _split_burst(lower(fill, 0, dst_residue, True)))
 
 
+def _narrow_pattern(step, residue: int) -> bool:
+    """A fill whose pattern's bytes differ but whose offsets/strides allow no view as wide as the pattern."""
+    if not isinstance(step, Fill) or step.pattern is None or len(set(step.pattern)) < 2:
+        return False
+    w = _width([step.burst, *[lp[1] for lp in step.loops]] + [residue + o for o in step.dst_offs], ())
+    return w < len(step.pattern)
+
+
 def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False) -> Plan:
     """Check every span against the tensors and lower the steps. ``src``/``dst`` are
     :class:`fastcopy.memory.TensorSig` (``src`` may be None for fill-only plans)."""
@@ -349,7 +357,9 @@ def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False) -> Pl
         check_span(api, "read", read, src.nbytes, "source")
     check_span(api, "write", write, dst.nbytes, "destination")
     src_res = src.host_mod if src is not None else 0
-    ksteps = tuple(finalize(k) for s in steps for k in lower_all(s, src_res, dst.host_mod, not exact))
+    if not exact and any(_narrow_pattern(s, dst.host_mod) for s in steps):
+        exact = True  # a multi-byte fill pattern on bytes no view of its width can address: the exact path
+    ksteps = () if exact else tuple(finalize(k) for s in steps for k in lower_all(s, src_res, dst.host_mod, True))
     nbytes = sum(_written(s) for s in steps)
     dense = (not exact and nbytes == write[1] - write[0]
              and all(isinstance(s, Move) or (isinstance(s, Fill) and s.pattern is not None) for s in steps))

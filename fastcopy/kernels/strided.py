@@ -99,15 +99,16 @@ def fill_strided(dst, dbase, meta, value):
     d0, d1, d2, d3 = meta[3], meta[6], meta[9], meta[12]
     o_lo, o_hi, i_lo, i_hi = meta[13], meta[14], meta[15], meta[16]
     v = dst.dtype.type(value)
-    b = value & 0xFF
+    u = np.uint64(value)  # all in uint64: mixed uint64/int64 arithmetic would compare as (rounded) doubles
+    b = u & np.uint64(0xFF)
     if dst.itemsize == 1:
         uniform = True
     elif dst.itemsize == 2:
-        uniform = value == b * 0x0101
+        uniform = u == b * np.uint64(0x0101)
     elif dst.itemsize == 4:
-        uniform = value == b * 0x01010101
+        uniform = u == b * np.uint64(0x01010101)
     else:
-        uniform = value == b * 0x0101010101010101
+        uniform = u == b * np.uint64(0x0101010101010101)
     big = uniform and burst * dst.itemsize >= MEMCPY_BYTES
     byte = np.uint8(b)
     for o in range(o_lo, o_hi):
