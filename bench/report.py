@@ -1,5 +1,7 @@
 """Run the benchmark suite and print one table: op, size, GB/s, ratio to np.copyto and to the plain-numpy way;
-then the per-call overhead of a 1 KiB DataCopy (cached plan / new parameters) and process start-up costs.
+then the large cases again, measured interleaved with their baselines (bench/interleaved.py: the ratios that
+survive this machine's drifting bandwidth); then the per-call overhead of a 1 KiB DataCopy (cached plan / new
+parameters) and process start-up costs.
 
     python bench/report.py            # whole suite (a few minutes)
     python bench/report.py -k nz      # a subset (pytest -k expression)
@@ -117,6 +119,11 @@ def main(argv=None) -> int:
     print()
     print("\n".join(table(run_suite(args.k))))
     print()
+    if not args.k:
+        import interleaved
+
+        print("\n".join(interleaved.rows()))
+        print()
     print("| overhead                                                   |           |")
     print("|------------------------------------------------------------|-----------|")
     print("\n".join(call_overhead() + startup()))
