@@ -5,6 +5,7 @@ sequences of calls that set and read the pad register (SetPadValue, isPad=true) 
 from __future__ import annotations
 
 import numpy as np
+from dc_util import tensor_bytes
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -31,12 +32,6 @@ def _au(x, a=32):
 
 
 # --------------------------------------------------------------------------------------------- tensors / bytes
-def tensor_bytes(t):
-    mem = t.memory
-    data = mem.data[t.offset:t.offset + t.nbytes].copy()
-    if mem.plane is None:
-        return data, np.ones(data.size, bool)
-    return data, mem.plane[t.offset:t.offset + t.nbytes].astype(bool)
 
 
 def gm_tensor(rng, dtype, nbytes, shift, defined_fraction):
