@@ -314,7 +314,9 @@ def finalize(ks: KStep) -> KStep:
         return ks
     n_off = len(ks.doffs)
     soffs = ks.soffs if len(ks.soffs) == n_off else (0,) * n_off
-    head = [ks.burst, *(x for lp in ks.loops for x in lp)]
+    head = [ks.burst]
+    for lp in ks.loops:
+        head.extend(lp)
     tail = list(ks.doffs) + list(soffs)
     metas = tuple(np.array(head + list(chunk) + [n_off] + tail, np.int64) for chunk in ks.chunks)
     return KStep._make(ks[:-1] + (metas,))  # (faster than _replace; metas is the last field)
@@ -373,7 +375,7 @@ def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False) -> Pl
                 ks = ks._replace(mark=_marks(ks.step, dst.host_mod))
             marked.append(ks)
         ksteps = tuple(marked)
-    if dense:
+    if dense and write[1] - write[0] >= PARALLEL_BYTES:  # smaller spans are set with numpy by the executor
         span_mark = _span_fill(write[0], write[1], dst.host_mod)
     fast = None
     if not warnings and not exact and len(ksteps) == 1 and ksteps[0].kind == "copy" and len(ksteps[0].metas) == 1:
