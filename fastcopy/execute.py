@@ -99,18 +99,21 @@ def _run_fast(plan: Plan, dst, src) -> None:
     dmem = dst.memory
     # one pass over the source plane's read span decides whether its plane must travel with the data
     src_defined = src is None or plan.read is None or _span_defined(src, plan.read)
+    lo, hi = dst.offset + plan.write[0], dst.offset + plan.write[1]
+    # the destination span is known to be all defined already: defined writes leave its plane as it is
+    already = src_defined and dmem.plane is not None and bool(dmem.known) and dmem.known_defined(lo, hi)
     # every written byte ends up defined and the writes tile the span: mark it once at the end
-    mark_span = plan.dense and src_defined and dmem.plane is not None
+    mark_span = plan.dense and src_defined and dmem.plane is not None and not already
     for ks in plan.ksteps:
         w = ks.w
         if ks.kind == "copy":
-            _copy_step(ks, w, dst, src, src_defined, not mark_span)
+            _copy_step(ks, w, dst, src, src_defined, not mark_span and not already)
         elif ks.kind == "fill":
             dview, dshift = dmem.view(w)
             dbase = (dst.offset - dshift) // w
             if ks.defined:
                 _fill(ks, dview, dbase, ks.value)
-                if dmem.plane is not None and not mark_span:
+                if dmem.plane is not None and not mark_span and not already:
                     _fill(ks, dmem.view(w, plane=True)[0], dbase, _ONES[w])
             else:
                 _fill(ks, dview, dbase, _poison(poison_byte(dst, src), w))
@@ -121,13 +124,13 @@ def _run_fast(plan: Plan, dst, src) -> None:
             idx, val, dfd = _convert_writes(ks.step, dst, src)
             _scatter(dst, idx, val, dfd)
     if mark_span:
-        if plan.write[1] - plan.write[0] < PARALLEL_BYTES:
-            dmem.plane[dst.offset + plan.write[0]:dst.offset + plan.write[1]] = 1
+        if hi - lo < PARALLEL_BYTES:
+            dmem.plane[lo:hi] = 1
         else:
             for mk in plan.span_mark:
                 view, shift = dmem.view(mk.w, plane=True)
                 _fill(mk, view, (dst.offset - shift) // mk.w, mk.value)
-        dmem.note_defined(dst.offset + plan.write[0], dst.offset + plan.write[1])
+        dmem.note_defined(lo, hi)
 
 
 def _fill(ks, view, base, value) -> None:
