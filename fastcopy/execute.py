@@ -37,8 +37,8 @@ def execute(plan: Plan, dst, src) -> None:
     fast = plan.fast
     if fast is not None:  # the hot path of small calls: one copy, source defined, no aliasing
         dmem, smem = dst.memory, src.memory
-        if smem is not dmem and (smem.plane is None or smem.known_defined(src.offset + plan.read[0],
-                                                                           src.offset + plan.read[1])):
+        if not smem.shares(dmem) and (smem.plane is None or smem.known_defined(src.offset + plan.read[0],
+                                                                              src.offset + plan.read[1])):
             w, meta, mark = fast
             dview, dshift = dmem.view(w)
             sview, sshift = smem.view(w)
@@ -56,9 +56,11 @@ def execute(plan: Plan, dst, src) -> None:
     if not plan.steps:
         return
     exact = plan.exact
-    if src is not None and src.memory is dst.memory and plan.read is not None:
-        a0, a1 = src.offset + plan.read[0], src.offset + plan.read[1]
-        b0, b1 = dst.offset + plan.write[0], dst.offset + plan.write[1]
+    if src is not None and plan.read is not None and src.memory.shares(dst.memory):
+        a0 = src.memory.host + src.offset + plan.read[0]
+        a1 = src.memory.host + src.offset + plan.read[1]
+        b0 = dst.memory.host + dst.offset + plan.write[0]
+        b1 = dst.memory.host + dst.offset + plan.write[1]
         exact = exact or (a0 < b1 and b0 < a1)
     if exact:
         _run_exact(plan, dst, src)
@@ -279,10 +281,10 @@ def _run_exact(plan: Plan, dst, src) -> None:
                       f"call, {int(conflict.sum())} of them with different values; the hardware order is "
                       "unspecified, so those are undefined", FastCopyWarning, stacklevel=4)
     _scatter(dst, uidx, uval, udfd)
-    if src is not None and src.memory is dst.memory:
+    if src is not None and src.memory.shares(dst.memory):
         read = np.concatenate([_grid(s.src_offs, s.burst if isinstance(s, Move) else s.n * s.src_dtype.itemsize,
                                      s.loops, 1) for s in plan.steps if not isinstance(s, Fill)] or [idx[:0]])
-        shared = np.intersect1d(src.offset + read, dst.offset + uidx)
+        shared = np.intersect1d(src.memory.host + src.offset + read, dst.memory.host + dst.offset + uidx)
         if shared.size:
             warnings.warn(f"{plan.api}: source and destination share {shared.size} bytes; fastcopy reads the "
                           "whole source before writing, the hardware does not promise that", FastCopyWarning,

@@ -24,7 +24,7 @@ DEFAULT_POISON = 0xFF
 class Memory:
     """One flat byte space (a GM array or a physical on-chip buffer) and its definedness plane."""
 
-    __slots__ = ("data", "plane", "phys", "pipe", "addr0", "_views", "_plane_views", "poison", "known",
+    __slots__ = ("data", "plane", "phys", "pipe", "addr0", "host", "_views", "_plane_views", "poison", "known",
                  "__weakref__")
 
     def __init__(self, data: np.ndarray, phys: Phys, pipe=None, plane=None, poison: int = DEFAULT_POISON):
@@ -33,10 +33,15 @@ class Memory:
         self.phys = phys
         self.pipe = pipe
         self.poison = poison
-        self.addr0 = data.ctypes.data % 64  # host pointer residue: decides which unsigned views fit
+        self.host = data.ctypes.data  # host address of byte 0 (aliasing between memories over one array)
+        self.addr0 = self.host % 64  # host pointer residue: decides which unsigned views fit
         self._views = {}
         self._plane_views = {}
         self.known = []  # byte ranges [lo, hi) known to be all defined (a cache; see note_defined / forget)
+
+    def shares(self, other: "Memory") -> bool:
+        """Whether the two memories overlap in host memory (two GlobalTensors over one array, say)."""
+        return self is other or (self.host < other.host + other.data.size and other.host < self.host + self.data.size)
 
     def note_defined(self, lo: int, hi: int) -> None:
         """Record that plane bytes ``[lo, hi)`` are all defined (merged with touching ranges)."""

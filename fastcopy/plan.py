@@ -75,6 +75,8 @@ class KStep(NamedTuple):
 
 
 class Plan(NamedTuple):
+    """A validated call: its steps (program order), their kernel lowering, spans, warnings and flags."""
+
     api: str
     steps: tuple
     ksteps: tuple
@@ -87,9 +89,6 @@ class Plan(NamedTuple):
     span_mark: tuple = ()  # dense plans: kernel fills of 0x01 over the write span (the plane, in one pass)
     fast: tuple | None = None  # one copy, one chunk, for the hot path: (w, meta, marks) with marks as in
     # execute(): a (lo, hi) byte span to set with numpy, or (w, meta, value) of a kernel fill
-
-
-NOOP = Plan("noop", (), (), None, None, (), False, 0)
 
 
 def _extent(offs, burst, loops, col):

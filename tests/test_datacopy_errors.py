@@ -275,3 +275,15 @@ def test_fixpipe_count_form_on_350_warns():
     with pytest.warns(FastCopyWarning, match=r"moves floor\(count\*es/128\) units of 64 bytes = 256 of 512 bytes"):
         DataCopy(fb, l1, 128)
     assert fb.defined()[:64].all() and not fb.defined()[64:].any()
+
+
+def test_aliasing_across_memories_over_one_host_array():
+    """A GlobalTensor over a local tensor's numpy view is a different memory over the same bytes: still seen."""
+    pipe = TPipe(product="ATLAS_A2")
+    ub = pipe.alloc(TPosition.VECIN, "int32", 64)
+    ub.numpy()[:] = np.arange(64)
+    ub.set_defined()
+    gm = GlobalTensor(ub.numpy())  # GM over the very UB bytes
+    with pytest.warns(FastCopyWarning, match="source and destination share 192 bytes"):
+        DataCopy(ub[8], gm, DataCopyParams(1, 7))  # shift right by one block, through "GM"
+    assert np.array_equal(ub.numpy()[8:64], np.arange(56))
