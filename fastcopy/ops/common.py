@@ -88,3 +88,11 @@ def check_alignment(call: Call, gm_rule: str) -> None:
                     else f"{align}-byte aligned")
             raise AlignmentError(f"{call.api}: {role} start address ({t.position}, {t.phys}) is not {what} on "
                                  f"{call.product}: address % {align} = {t.addr_mod % align}")
+
+
+def check_operands(call: Call, table: dict, gm_rule: str) -> None:
+    """The checks every same-dtype op starts with: path and dtype supported, one dtype on both sides, start
+    alignment (``gm_rule``: the op's ALIGN_GM key)."""
+    check_path(call, table, call.src.dtype)
+    check_same_dtype(call)
+    check_alignment(call, gm_rule)

@@ -28,7 +28,7 @@ from ..errors import CapacityError, RangeError, UnsupportedError
 from ..params import Nd2NzParams, Nz2NdParamsFull
 from ..plan import MAX_LOOPS, Fill, Move, injective, make_plan
 from ..products import ND2NZ_PATHS, NZ2ND_PATHS, Phys, Product
-from .common import Call, check_alignment, check_path, check_range, check_same_dtype, core_of
+from .common import Call, check_operands, check_range, core_of
 from .loopmode import loop_mode, with_loop_mode
 
 BLK = 32  # bytes of a C0 block / DataBlock
@@ -96,9 +96,7 @@ def _plan_nd2nz(pkey, src, dst, product, small_c0, loop):
     api = call.api
     p = Nd2NzParams(*pkey)
     p.check_types(api, product)
-    check_path(call, ND2NZ_PATHS, src.dtype)
-    check_same_dtype(call)
-    check_alignment(call, "Nd2Nz")
+    check_operands(call, ND2NZ_PATHS, "Nd2Nz")
     nd, n, d = p.ndNum, p.nValue, p.dValue
     es = src.itemsize
     tscm = call.path == (_UB, _L1)
@@ -338,9 +336,7 @@ def _plan_nz2nd(pkey, src, dst, product, looped):
     api = call.api
     p = Nz2NdParamsFull(*pkey)
     p.check_types(api, product)
-    check_path(call, NZ2ND_PATHS, src.dtype)
-    check_same_dtype(call)
-    check_alignment(call, "Nz2Nd")
+    check_operands(call, NZ2ND_PATHS, "Nz2Nd")
     nd, n, d = p.ndNum, p.nValue, p.dValue
     if nd == 0:
         return make_plan(api, (), src, dst)  # no-op (spec 11.6): the other fields are only type-checked

@@ -23,7 +23,7 @@ from ..memory import current_pipe
 from ..params import DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams, Nd2NzParams
 from ..plan import Fill, Move, injective, make_plan, step_spans, writes_may_overlap
 from ..products import DATACOPYPAD_PATHS, PAD_350_ENGINE, SET_PAD_VALUE, ZERO_IS_NOOP, Phys
-from .common import Call, check_alignment, check_path, check_range, check_same_dtype, core_of
+from .common import Call, check_operands, check_range, core_of
 from .loopmode import loop_mode, with_loop_mode
 from .padvalue import scalar_from_key, scalar_key, scalar_pattern, show
 
@@ -161,9 +161,7 @@ def check_copy(call: Call, kind: str, key: tuple, mode: PaddingMode, gm_src: boo
     product, es = call.product, call.src.itemsize
     struct = DataCopyExtParams if kind == "DataCopyExtParams" else DataCopyParams
     struct(*key[:len(struct.FIELDS)]).check_types(call.api, product)
-    check_path(call, DATACOPYPAD_PATHS, call.src.dtype)
-    check_same_dtype(call)
-    check_alignment(call, "DataCopyPad")
+    check_operands(call, DATACOPYPAD_PATHS, "DataCopyPad")
     if mode is PaddingMode.Compact and product not in PAD_350_ENGINE:
         raise UnsupportedError(f"{API}: mode=PaddingMode.Compact exists only on Atlas 350, not on {product}")
     bc, bl, ss, ds, rsv = key

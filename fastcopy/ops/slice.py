@@ -24,7 +24,7 @@ from ..errors import AlignmentError, ParamError, ParamTypeError, RangeError
 from ..params import SliceInfo
 from ..plan import Move, check_span, make_plan, writes_may_overlap
 from ..products import SLICE_PATHS, Phys, Product
-from .common import Call, check_alignment, check_path, check_range, check_same_dtype, core_of
+from .common import Call, check_operands, check_range, core_of
 from .loopmode import loop_mode, with_loop_mode
 
 API = "DataCopy(SliceInfo)"
@@ -95,9 +95,7 @@ def plan_keys(dkeys, skeys, dim_value, src, dst, product, loop, gm_shape):
     for side, keys in zip(_SIDES, (skeys, dkeys)):
         for d, k in enumerate(keys):
             SliceInfo.check_key_types(f"{API}: {side}[{d}]", k, product)
-    check_path(call, SLICE_PATHS, src.dtype)
-    check_same_dtype(call)
-    check_alignment(call, "Slice")
+    check_operands(call, SLICE_PATHS, "Slice")
     es = src.itemsize
     ub_side = "dstSliceInfo" if dst.phys is Phys.UB else "srcSliceInfo"
     gm_side = "srcSliceInfo" if ub_side == "dstSliceInfo" else "dstSliceInfo"
