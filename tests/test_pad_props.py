@@ -198,20 +198,13 @@ def _mode(draw, product):
     return draw(st.sampled_from(list(PaddingMode))) if product is Product.ATLAS_350 else PaddingMode.Normal
 
 
+@pytest.mark.parametrize("dst_phys", [Phys.UB, Phys.L1], ids=["gm_to_ub", "gm_to_l1"])
 @SETTINGS
 @given(data=st.data(), seed=st.integers(0, 2**32 - 1))
-def test_gm_to_ub_matches_reference(data, seed):
-    product, dtype = data.draw(product_dtype((Phys.GM, Phys.UB)))
+def test_gm_to_local_matches_reference(dst_phys, data, seed):
+    product, dtype = data.draw(product_dtype((Phys.GM, dst_phys)))
     pipe = TPipe(product=product, poison=POISON)
-    run_in(pipe, np.random.default_rng(seed), data.draw, dtype, Phys.UB, _mode(data.draw, product), None, None)
-
-
-@SETTINGS
-@given(data=st.data(), seed=st.integers(0, 2**32 - 1))
-def test_gm_to_l1_matches_reference(data, seed):
-    product, dtype = data.draw(product_dtype((Phys.GM, Phys.L1)))
-    pipe = TPipe(product=product, poison=POISON)
-    run_in(pipe, np.random.default_rng(seed), data.draw, dtype, Phys.L1, _mode(data.draw, product), None, None)
+    run_in(pipe, np.random.default_rng(seed), data.draw, dtype, dst_phys, _mode(data.draw, product), None, None)
 
 
 @SETTINGS

@@ -224,11 +224,7 @@ def _nd2nz_warnings(call: Call, p, small_c0: bool) -> list:
         if n > 1 and p.dstNzNStride != 1:
             warns.append(f"{ND2NZ_API}: dstNzNStride={p.dstNzNStride} is ignored by {on} (staged through UB); "
                          "the hardware behaves as dstNzNStride=1")
-        name = ascend_name(call.src.dtype)
-        if name in _VECTOR_ADD_FLOATS:
-            warns.append(f"{ND2NZ_API}: {on} passes {name} data through a vector add of 0: -0.0 becomes +0.0 and "
-                         "NaN payloads and subnormals are not guaranteed on the hardware; fastcopy returns the "
-                         "values unchanged")
+        warns += _vector_add_warning(ND2NZ_API, on, call.src.dtype)
         if (d * es % BLK or p.srcDValue * es % BLK):
             last = ((nd - 1) * p.srcNdMatrixStride + (n - 1) * p.srcDValue) * es
             end = last + -(-d * es // BLK) * BLK
@@ -241,6 +237,15 @@ def _nd2nz_warnings(call: Call, p, small_c0: bool) -> list:
     elif call.path == (_UB, _L1):
         warns += _ub_tscm_warnings(call, p, on)
     return warns
+
+
+def _vector_add_warning(api: str, on: str, dtype) -> list:
+    """Emulations that transpose with a vector add of 0 rewrite float bit patterns (spec 5.5)."""
+    name = ascend_name(dtype)
+    if name not in _VECTOR_ADD_FLOATS:
+        return []
+    return [f"{api}: {on} passes {name} data through a vector add of 0: -0.0 becomes +0.0 and NaN payloads and "
+            "subnormals are not guaranteed on the hardware; fastcopy returns the values unchanged"]
 
 
 def _gm_ub_warnings(call: Call, p, on: str, c0: int) -> list:
@@ -304,11 +309,7 @@ def _ub_tscm_warnings(call: Call, p, on: str) -> list:
         for c in conds:
             warns.append(f"{api}: {c}: not reproduced by {on} (direct-channel build: transpose in UB, then one "
                          "contiguous UB->L1 copy)")
-        name = ascend_name(call.src.dtype)
-        if name in _VECTOR_ADD_FLOATS:
-            warns.append(f"{api}: {on} passes {name} data through a vector add of 0: -0.0 becomes +0.0 and NaN "
-                         "payloads and subnormals are not guaranteed on the hardware; fastcopy returns the values "
-                         "unchanged")
+        warns += _vector_add_warning(api, on, call.src.dtype)
     else:
         flat = n * d * es // BLK * BLK
         need = ((n - 1) * p.srcDValue + d) * es
