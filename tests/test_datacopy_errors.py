@@ -3,6 +3,8 @@ and one per warning condition."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -267,14 +269,49 @@ def test_source_destination_aliasing_warns_and_reads_first():
     assert np.array_equal(ub.numpy()[8:64], np.arange(56))
 
 
-def test_fixpipe_count_form_on_350_warns():
-    pipe = TPipe(product="ATLAS_350")
+@pytest.mark.parametrize("product", ["ATLAS_A2", "ATLAS_A3", "ATLAS_350"])
+def test_fixpipe_count_form_moves_128_byte_units_without_warning(product):
+    """L1 -> Fixpipe buffer count form: floor(count*es/128) units of 128 bytes on every product, no warning."""
+    pipe = TPipe(product=product)
     l1 = pipe.alloc(TPosition.A1, "float", 256)
+    l1.numpy()[:] = np.arange(256, dtype=np.float32)
     l1.set_defined()
     fb = pipe.alloc(TPosition.C2PIPE2GM, "float", 256)
-    with pytest.warns(FastCopyWarning, match=r"moves floor\(count\*es/128\) units of 64 bytes = 256 of 512 bytes"):
-        DataCopy(fb, l1, 128)
-    assert fb.defined()[:64].all() and not fb.defined()[64:].any()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DataCopy(fb, l1, 128)  # 512 bytes: 4 units of 128 bytes
+    assert fb.defined()[:128].all() and not fb.defined()[128:].any()
+    assert np.array_equal(fb.numpy()[:128], np.arange(128, dtype=np.float32))
+
+
+@pytest.mark.parametrize("product", ["ATLAS_A2", "ATLAS_350"])
+def test_fixpipe_2kib_of_quant_words_in_16_blocks_fills_the_buffer(product):
+    """256 quant words (uint64, 2 KiB) uploaded as CeilAlign(n*8, 128)/128 = 16 blocks fill all 2 KiB."""
+    pipe = TPipe(product=product)
+    words = np.arange(1, 257, dtype=np.uint64) * np.uint64(0x0000_0001_0001_0001)
+    l1 = pipe.alloc(TPosition.A1, "uint64", 256)
+    l1.numpy()[:] = words
+    l1.set_defined()
+    fb = pipe.alloc(TPosition.C2PIPE2GM, "uint64", 256)
+    DataCopy(fb, l1, DataCopyParams(1, 16, 0, 0))
+    assert fb.defined().all()
+    assert np.array_equal(fb.numpy(), words)
+
+
+def test_fixpipe_gaps_are_128_byte_units_on_350():
+    """dstGap counts 128-byte units head to head, srcGap 32-byte units head to head (Atlas 350 as elsewhere)."""
+    pipe = TPipe(product="ATLAS_350")
+    l1 = pipe.alloc(TPosition.A1, "uint8", 1024)
+    l1.numpy()[:] = np.arange(1024) % 251
+    l1.set_defined()
+    fb = pipe.alloc(TPosition.C2PIPE2GM, "uint8", 1024)
+    DataCopy(fb, l1, DataCopyParams(2, 1, 8, 3))  # burst 1 reads l1[256:384] into fb[384:512]
+    d = fb.defined()
+    assert d[:128].all() and not d[128:384].any() and d[384:512].all() and not d[512:].any()
+    assert np.array_equal(fb.numpy()[384:512], l1.numpy()[256:384])
+    with pytest.raises(OutOfBoundsError, match="write span"):
+        DataCopy(fb, l1, DataCopyParams(2, 1, 0, 8))  # second burst at 1024: outside the 1 KiB tensor
+    assert np.array_equal(fb.defined(), d)
 
 
 def test_aliasing_across_memories_over_one_host_array():

@@ -25,8 +25,10 @@ _350 = Product.ATLAS_350
 UNITS = {
     ((Phys.L1, Phys.BT), False): (64, 32, 64, False, 64),
     ((Phys.L1, Phys.BT), True): (32, 32, 32, False, 32),
+    # L1 -> Fixpipe buffer: 128-byte blockLen and dstGap on every product (Atlas 350 included: its implementation
+    # doubles both for the 64-byte instruction), head-to-head; see docs/semantics-decisions.md.
     ((Phys.L1, Phys.FB), False): (128, 32, 128, True, 128),
-    ((Phys.L1, Phys.FB), True): (64, 32, 64, True, 128),
+    ((Phys.L1, Phys.FB), True): (128, 32, 128, True, 128),
 }
 _DEFAULT_UNITS = (32, 32, 32, False, 32)
 _UNIT_NAMES = {32: "32-byte blocks", 64: "64-byte units", 128: "128-byte units"}
@@ -58,9 +60,6 @@ def _plan_count(count, src, dst, product, loop):
     if count * es % lc:
         warns.append(f"{api}: count*sizeof({ascend_name(src.dtype)}) = {count * es} bytes is not a multiple "
                      f"of {lc}; rounded down to {n * lc} bytes on {product} (the rest is not copied)")
-    if call.path == (Phys.L1, Phys.FB) and product is _350:
-        warns.append(f"{api}: on {product} the count form of L1->Fixpipe moves floor(count*es/128) units of "
-                     f"64 bytes = {n * lb} of {count * es} bytes; use DataCopyParams")
     if n == 0 and product not in ZERO_IS_NOOP:
         raise RangeError(f"{api}: count={count} moves 0 whole {lc}-byte units (count*sizeof(T) = {count * es} "
                          f"bytes); blockLen=0 is outside [1, 65535] on {product}")

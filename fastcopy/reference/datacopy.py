@@ -16,7 +16,7 @@ _UNITS = {  # (path, product is 350) -> (Lb, Gs, Gd, head_to_head)
     ("L1->BT", False): (64, 32, 64, False),
     ("L1->BT", True): (32, 32, 32, False),
     ("L1->FB", False): (128, 32, 128, True),
-    ("L1->FB", True): (64, 32, 64, True),
+    ("L1->FB", True): (128, 32, 128, True),  # 128-byte units on Atlas 350 too
 }
 
 
