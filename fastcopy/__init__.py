@@ -9,6 +9,7 @@ Kernel code transcribes line by line::
 
 __version__ = "0.1.0"
 
+from . import apidoc as _apidoc
 from .api import DataCopy, register_datacopy
 from .dtypes import as_dtype
 from .errors import (AlignmentError, CapacityError, FastCopyError, FastCopyWarning, OutOfBoundsError, ParamError,
@@ -30,6 +31,9 @@ register_datacopy(DataCopyParams, _datacopy.plan_data_copy)
 register_datacopy(Nd2NzParams, _nz.plan_nd2nz)
 register_datacopy(Nz2NdParamsFull, _nz.plan_nz2nd)
 register_datacopy("slice", _slice.plan_slice)
+_apidoc.complete(DataCopy, "DataCopy", "DataCopy(Nd2NzParams)", "DataCopy(Nz2NdParamsFull)", "DataCopy(SliceInfo)",
+                 extra=_apidoc.datacopy_rules())
+_apidoc.complete(DataCopyPad, "DataCopyPad", extra=_apidoc.pad_rules())
 
 __all__ = [
     # Ascend C API

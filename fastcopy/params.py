@@ -14,6 +14,7 @@ import numbers
 
 import numpy as np
 
+from . import structdoc
 from .errors import ParamTypeError
 
 #: C++ integer type -> (C spelling, lowest, highest).
@@ -29,12 +30,21 @@ CTYPES = {
 
 
 class Field:
-    """One struct field: C++ name, C++ type (``"T"``: typed like the data, checked by the op), default, aliases."""
+    """One struct field: C++ name, C++ type (``"T"``: typed like the data, checked by the op), default, aliases.
 
-    __slots__ = ("name", "ctype", "default", "aliases", "doc")
+    ``doc``, ``unit`` and ``range`` (the documented range, as text) are presentation only: they make the struct's
+    generated docstring (:mod:`fastcopy.structdoc`); the ops check the ranges.
+    """
 
-    def __init__(self, name: str, ctype: str, default=0, aliases: tuple = (), doc: str = ""):
+    __slots__ = ("name", "ctype", "default", "aliases", "doc", "unit", "range")
+
+    def __init__(self, name: str, ctype: str, default=0, aliases: tuple = (), doc: str = "", unit: str = "",
+                 range: str = ""):  # noqa: A002 (the table's column name)
         self.name, self.ctype, self.default, self.aliases, self.doc = name, ctype, default, aliases, doc
+        self.unit, self.range = unit, range
+
+    def __repr__(self) -> str:
+        return f"Field({self.name!r}, {self.ctype!r}, {self.default!r})"
 
 
 def _widest(ctype: str, others) -> tuple[int, int]:
@@ -57,6 +67,7 @@ class ParamStruct:
             cls._index[f.name] = f
             for a in f.aliases:
                 cls._index[a] = f
+        structdoc.present(cls, CTYPES)
 
     def __init__(self, *args, **kwargs):
         name = type(self).__name__
@@ -174,111 +185,151 @@ class ParamStruct:
 
 
 class DataCopyParams(ParamStruct):
-    """Basic DataCopy bursts (spec 2.1): ``blockCount`` bursts of ``blockLen`` units, tail-to-head gaps.
-
-    Source burst i starts at ``i * (blockLen*unit + srcGap*32)`` bytes; destination likewise with ``dstGap``.
-    ``srcStride``/``dstStride`` are the old names of ``srcGap``/``dstGap``. With DataCopyPad, blockLen is in bytes.
-    """
+    """Basic DataCopy bursts (docs/semantics.md, "Basic DataCopy"): ``blockCount`` bursts of ``blockLen`` units with
+    tail-to-head gaps. Source burst i starts ``i * (blockLen*unit + srcGap*32)`` bytes after the source start; the
+    destination likewise with ``dstGap``. The unit is 32 bytes on GM/UB/L1 paths (64 or 128 bytes towards the
+    BiasTable and the Fixpipe buffer). As the legacy ``copyParams`` of DataCopyPad, ``blockLen`` is in bytes."""
 
     FIELDS = (
-        Field("blockCount", "uint16", 1),
-        Field("blockLen", "uint16", 0),
-        Field("srcGap", "uint16", 0, aliases=("srcStride",)),
-        Field("dstGap", "uint16", 0, aliases=("dstStride",)),
+        Field("blockCount", "uint16", 1, doc="Number of bursts", unit="bursts",
+              range="[1, 4095]; 0 is a no-op on Atlas A2, Atlas A3 and Atlas 350"),
+        Field("blockLen", "uint16", 0, doc="Length of each burst", unit="32-byte blocks (64 bytes L1->BiasTable "
+              "on Atlas A2/A3, 128 bytes L1->Fixpipe buffer; bytes with DataCopyPad)",
+              range="[1, 65535]; 0 is a no-op on Atlas A2, Atlas A3 and Atlas 350"),
+        Field("srcGap", "uint16", 0, aliases=("srcStride",), doc="Gap from the end of one source burst to the start "
+              "of the next (head-to-head for L1->Fixpipe buffer)", unit="32-byte blocks", range="[0, 65535]"),
+        Field("dstGap", "uint16", 0, aliases=("dstStride",), doc="Gap from the end of one destination burst to the "
+              "start of the next (head-to-head for L1->Fixpipe buffer)", unit="32-byte blocks (64 bytes "
+              "L1->BiasTable on Atlas A2/A3, 128 bytes L1->Fixpipe buffer)", range="[0, 65535]"),
     )
 
 
 class DataCopyExtParams(ParamStruct):
-    """DataCopyPad bursts (spec 2.2): ``blockLen`` bytes; GM-side gaps in bytes, local-side gaps in 32-byte
-    blocks (tail-to-head). Strides are int64 on Atlas 350 (GM source stride may be as low as -blockLen)."""
+    """DataCopyPad bursts (docs/semantics.md, "DataCopyPad"): ``blockCount`` bursts of ``blockLen`` bytes; the GM
+    side's gaps are in bytes, the local side's in 32-byte blocks (tail-to-head)."""
 
     FIELDS = (
-        Field("blockCount", "uint16", 1),
-        Field("blockLen", "uint32", 0),
-        Field("srcStride", "uint32", 0),
-        Field("dstStride", "uint32", 0),
-        Field("rsv", "uint32", 0),
+        Field("blockCount", "uint16", 1, doc="Number of bursts", unit="bursts",
+              range="[1, 4095]; 0 is a no-op on Atlas A2, Atlas A3 and Atlas 350"),
+        Field("blockLen", "uint32", 0, doc="Data bytes per burst, a multiple of sizeof(T)", unit="bytes",
+              range="[1, 2097151]; 0 is a no-op on Atlas A2, Atlas A3 and Atlas 350"),
+        Field("srcStride", "uint32", 0, doc="Gap after each source burst: bytes when the source is GM, 32-byte "
+              "blocks when it is UB", unit="bytes (GM) or 32-byte blocks (UB)",
+              range="Atlas 350: GM [-blockLen, 2^40-1], UB [0, 65535]; elsewhere the C++ type's"),
+        Field("dstStride", "uint32", 0, doc="Gap after each destination burst: bytes when the destination is GM, "
+              "32-byte blocks when it is UB or L1", unit="bytes (GM) or 32-byte blocks (UB, L1)",
+              range="Atlas 350: GM [0, 2^40-1], UB/L1 [0, 65535]; elsewhere the C++ type's"),
+        Field("rsv", "uint32", 0, doc="Reserved; keep 0", range="0"),
     )
 
 
 class DataCopyPadExtParams(ParamStruct):
-    """DataCopyPad padding (spec 2.3): ``leftPadding``/``rightPadding`` elements (each <= 32 bytes) filled with
-    ``paddingValue`` (typed like the data; 0 for 8-byte types) when ``isPad``."""
+    """DataCopyPad padding (docs/semantics.md, "DataCopyPad"): ``leftPadding``/``rightPadding`` elements around
+    each burst, filled with ``paddingValue`` when ``isPad`` (else with the core's pad register, see SetPadValue)."""
 
     FIELDS = (
-        Field("isPad", "bool", False),
-        Field("leftPadding", "uint8", 0),
-        Field("rightPadding", "uint8", 0),
-        Field("paddingValue", "T", 0),
+        Field("isPad", "bool", False, doc="Fill the padding with paddingValue (and set the pad register to it); "
+              "False: fill from the pad register"),
+        Field("leftPadding", "uint8", 0, doc="Elements of padding before each burst's data", unit="elements",
+              range="leftPadding*sizeof(T) <= 32 bytes"),
+        Field("rightPadding", "uint8", 0, doc="Elements of padding after each burst's data", unit="elements",
+              range="rightPadding*sizeof(T) <= 32 bytes"),
+        Field("paddingValue", "T", 0, doc="The fill value, converted exactly to T", unit="a value of T",
+              range="any value T holds exactly; 0 for 8-byte types"),
     )
 
 
 class DataCopyPadParams(ParamStruct):
-    """Legacy DataCopyPad padding (spec 2.3): as DataCopyPadExtParams, ``paddingValue`` uint64 and must be 0."""
+    """Legacy DataCopyPad padding (docs/semantics.md, "DataCopyPad"): as DataCopyPadExtParams, with a uint64
+    ``paddingValue`` that must be 0."""
 
     FIELDS = (
-        Field("isPad", "bool", False),
-        Field("leftPadding", "uint8", 0),
-        Field("rightPadding", "uint8", 0),
-        Field("paddingValue", "uint64", 0),
+        Field("isPad", "bool", False, doc="Fill the padding with paddingValue (0); False: fill from the pad register"),
+        Field("leftPadding", "uint8", 0, doc="Elements of padding before each burst's data", unit="elements",
+              range="leftPadding*sizeof(T) <= 32 bytes"),
+        Field("rightPadding", "uint8", 0, doc="Elements of padding after each burst's data", unit="elements",
+              range="rightPadding*sizeof(T) <= 32 bytes"),
+        Field("paddingValue", "uint64", 0, doc="Must be 0", range="0"),
     )
 
 
 class Nd2NzParams(ParamStruct):
-    """ND -> NZ (spec 2.4, 5.2). Element ``(m, r, c)`` goes to destination element
+    """ND -> NZ (docs/semantics.md, "ND2NZ"). Element ``(m, r, c)`` of the source, at source element
+    ``m*srcNdMatrixStride + r*srcDValue + c``, goes to destination element
     ``m*dstNzMatrixStride + r*dstNzNStride*C0 + (c // C0)*dstNzC0Stride*C0 + c % C0`` with ``C0 = 32 / sizeof(T)``;
-    source element ``m*srcNdMatrixStride + r*srcDValue + c``."""
+    the rest of the last C0 block of a row is written with zeros. Layout helper: :func:`fastcopy.nd2nz_params`."""
 
     FIELDS = (
-        Field("ndNum", "uint16", 0),
-        Field("nValue", "uint16", 0),
-        Field("dValue", "uint16", 0),
-        Field("srcNdMatrixStride", "uint16", 0),
-        Field("srcDValue", "uint16", 0),
-        Field("dstNzC0Stride", "uint16", 0),
-        Field("dstNzNStride", "uint16", 0),
-        Field("dstNzMatrixStride", "uint16", 0),
+        Field("ndNum", "uint16", 0, doc="Number of matrices", unit="matrices", range="[0, 4095]; 0 is a no-op"),
+        Field("nValue", "uint16", 0, doc="Rows per matrix", unit="rows", range="[0, 16384]; 0 is a no-op"),
+        Field("dValue", "uint16", 0, doc="Columns per row", unit="elements", range="[0, 65535]; 0 is a no-op"),
+        Field("srcNdMatrixStride", "uint16", 0, doc="Start of one source matrix to the next (used when ndNum > 1)",
+              unit="elements", range="[0, 65535]; Atlas 350: any value with value*sizeof(T) < 2^64"),
+        Field("srcDValue", "uint16", 0, doc="Start of one source row to the next (used when nValue > 1)",
+              unit="elements", range="[1, 65535]; Atlas 350: any value with value*sizeof(T) < 2^64"),
+        Field("dstNzC0Stride", "uint16", 0, doc="Start of one C0 column block of a row to the next in the "
+              "destination (used when a row has more than one C0 block)", unit="C0 blocks (32 bytes)",
+              range="[1, 16384]"),
+        Field("dstNzNStride", "uint16", 0, doc="Start of one row to the next in the destination (used when "
+              "nValue > 1)", unit="C0 blocks (32 bytes)", range="[1, 16384]"),
+        Field("dstNzMatrixStride", "uint16", 0, doc="Start of one destination matrix to the next (used when "
+              "ndNum > 1)", unit="elements", range="[0, 65535]; Atlas 350: up to 65535*32/sizeof(T), floored to "
+              "whole 32-byte units"),
     )
 
 
 class Nz2NdParamsFull(ParamStruct):
-    """NZ -> ND (spec 2.5, 6.1). Destination element ``m*dstNdMatrixStride + r*dstDStride + c`` receives source
-    element ``m*srcNdMatrixStride*256 + (c // 16)*srcNStride*16 + r*16 + c % 16`` (16-wide fractals, any dtype)."""
+    """NZ -> ND (docs/semantics.md, "NZ2ND"). Destination element ``m*dstNdMatrixStride + r*dstDStride + c``
+    receives source element ``m*srcNdMatrixStride*256 + (c // 16)*srcNStride*16 + r*16 + c % 16``: the source's
+    fractal columns are 16 elements wide for every dtype. Layout helper: :func:`fastcopy.nz2nd_params`."""
 
     FIELDS = (
-        Field("ndNum", "uint16", 1),
-        Field("nValue", "uint16", 0),
-        Field("dValue", "uint16", 0),
-        Field("srcNdMatrixStride", "uint16", 1),
-        Field("srcNStride", "uint16", 0),
-        Field("dstDStride", "uint16", 0),
-        Field("dstNdMatrixStride", "uint16", 1),
+        Field("ndNum", "uint16", 1, doc="Number of matrices", unit="matrices", range="[0, 4095]; 0 is a no-op"),
+        Field("nValue", "uint16", 0, doc="Rows per matrix", unit="rows", range="[1, 8192]"),
+        Field("dValue", "uint16", 0, doc="Columns per row, a multiple of 16", unit="elements", range="[1, 8192]"),
+        Field("srcNdMatrixStride", "uint16", 1, doc="Start of one source matrix to the next (used when ndNum > 1)",
+              unit="fractals (256 elements)", range="[1, 512]"),
+        Field("srcNStride", "uint16", 0, doc="Start of one 16-wide fractal column to the next (used when "
+              "dValue > 16)", unit="16-element rows", range="[0, 4095]"),
+        Field("dstDStride", "uint16", 0, doc="Start of one destination row to the next (used when nValue > 1)",
+              unit="elements", range="[16, 65535]"),
+        Field("dstNdMatrixStride", "uint16", 1, doc="Start of one destination matrix to the next (used when "
+              "ndNum > 1)", unit="elements", range="[1, 65535]"),
     )
 
 
 class SliceInfo(ParamStruct):
-    """One dimension of a sliced copy (spec 2.6, 7.1): indices ``startIndex..endIndex`` (inclusive), ``stride``
-    elements skipped between runs, ``burstLen`` 32-byte blocks per run in dimension 0 (1 above), extent
-    ``shapeValue`` (0 = the tensor's shape). The C++ defaults are NOT neutral: ``endIndex=31``, ``burstLen=32``."""
+    """One dimension of a sliced copy (docs/semantics.md, "Slice copy"). Dimension 0 is the innermost. The C++
+    defaults are NOT neutral: ``endIndex=31``, ``burstLen=32``. Helper: :func:`fastcopy.slice_infos`."""
 
     FIELDS = (
-        Field("startIndex", "uint32", 0),
-        Field("endIndex", "uint32", 31),
-        Field("stride", "uint32", 0),
-        Field("burstLen", "uint32", 32),
-        Field("shapeValue", "uint32", 0),
+        Field("startIndex", "uint32", 0, doc="First index selected in this dimension", unit="elements",
+              range="startIndex <= endIndex"),
+        Field("endIndex", "uint32", 31, doc="Last index selected in this dimension (inclusive)", unit="elements",
+              range="endIndex < shapeValue"),
+        Field("stride", "uint32", 0, doc="Indices skipped between two runs (dimension 0) or two selected indices "
+              "(dimensions >= 1)", unit="elements"),
+        Field("burstLen", "uint32", 32, doc="Length of a run in dimension 0; 1 in dimensions >= 1",
+              unit="32-byte blocks", range="[1, 65535] in dimension 0, equal on both sides; 1 above"),
+        Field("shapeValue", "uint32", 0, doc="Extent of this dimension (0: the GM array's shape)",
+              unit="elements"),
     )
 
 
 class LoopModeParams(ParamStruct):
-    """Atlas 350 loop mode (spec 4.8): every following GM <-> UB move repeats ``loop2Size x loop1Size`` times,
-    source and destination shifted by ``l1*loop1*Stride + l2*loop2*Stride`` bytes. Sizes default to 1 (neutral)."""
+    """Atlas 350 loop mode (docs/semantics.md, "Loop mode"): every following GM <-> UB move of the chosen
+    direction runs ``loop2Size x loop1Size`` times, source and destination shifted by
+    ``l1*loop1*Stride + l2*loop2*Stride`` bytes. Sizes default to 1 (neutral). Set with SetLoopModePara."""
 
     FIELDS = (
-        Field("loop1Size", "uint32", 1),
-        Field("loop2Size", "uint32", 1),
-        Field("loop1SrcStride", "uint64", 0),
-        Field("loop1DstStride", "uint64", 0),
-        Field("loop2SrcStride", "uint64", 0),
-        Field("loop2DstStride", "uint64", 0),
+        Field("loop1Size", "uint32", 1, doc="Inner repetitions", unit="repetitions", range="[1, 2^21 - 1]"),
+        Field("loop2Size", "uint32", 1, doc="Outer repetitions", unit="repetitions", range="[1, 2^21 - 1]"),
+        Field("loop1SrcStride", "uint64", 0, doc="Source shift per inner repetition", unit="bytes",
+              range="GM: < 2^40; UB: a multiple of 32, < 2^21"),
+        Field("loop1DstStride", "uint64", 0, doc="Destination shift per inner repetition", unit="bytes",
+              range="GM: < 2^40; UB: a multiple of 32, < 2^21"),
+        Field("loop2SrcStride", "uint64", 0, doc="Source shift per outer repetition", unit="bytes",
+              range="GM: < 2^40; UB: a multiple of 32, < 2^21"),
+        Field("loop2DstStride", "uint64", 0, doc="Destination shift per outer repetition", unit="bytes",
+              range="GM: < 2^40; UB: a multiple of 32, < 2^21"),
     )

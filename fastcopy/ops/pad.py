@@ -50,12 +50,32 @@ def au(x: int, a: int) -> int:
 
 # ------------------------------------------------------------------------------------------ public entry points
 def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=None):  # noqa: N802, N803
-    """``DataCopyPad(local, gm, copyParams, padParams, mode=...)`` (GM -> local),
-    ``DataCopyPad(gm, local, copyParams, mode=...)`` (local -> GM),
-    ``DataCopyPad(l1, ub, copyParams, nd2nzParams, workspace=None)`` (UB -> TSCM through a GM workspace; returns
-    the workspace GlobalTensor). ``copyParams``: DataCopyExtParams or legacy DataCopyParams (blockLen in bytes);
-    ``padParams``: DataCopyPadExtParams or legacy DataCopyPadParams. ``mode`` is the Atlas 350 template argument
-    (``PaddingMode.Normal`` is accepted on every product); it may also be passed positionally."""
+    """``AscendC::DataCopyPad``: copies of rows whose length is any whole number of elements, destination first.
+
+    ``DataCopyPad(local, gm, copyParams, padParams, mode=PaddingMode.Normal)``  (GM -> UB, or L1 on Atlas 350)
+        ``blockCount`` bursts of ``blockLen`` bytes; source burst i starts ``i*(blockLen + srcStride)`` bytes
+        into GM. Each burst lands in a 32-byte-aligned row of ``P = AU(left + blockLen + right, 32)`` bytes:
+        ``leftPadding`` fill elements, the data, ``rightPadding`` fill elements, then dummy fill up to the next
+        32 bytes; rows are ``P + dstStride*32`` bytes apart. The fill is ``paddingValue`` when ``isPad``
+        (which also sets the core's pad register), else the pad register (:func:`SetPadValue`), else, where the
+        documented table says so, the burst's first element; fills with no documented value are undefined
+        (poison, ``defined()`` False, with a FastCopyWarning). ``mode=PaddingMode.Compact`` (Atlas 350) packs
+        the bursts back to back and pads only the tail to 32 bytes.
+    ``DataCopyPad(gm, local, copyParams, mode=PaddingMode.Normal)``  (UB -> GM)
+        Burst i is read from ``i*(AU(blockLen, 32) + srcStride*32)`` bytes into UB and written to
+        ``i*(blockLen + dstStride)`` bytes into GM; the dummy bytes after each UB row never reach GM.
+    ``DataCopyPad(l1, ub, copyParams, nd2nzParams, workspace=None)``  (UB -> TSCM)
+        The UB -> GM copy above into a GM workspace, then ND2NZ (:func:`DataCopy` with Nd2NzParams,
+        ``ndNum = 1``) from the workspace into L1. Returns the workspace GlobalTensor (``workspace=`` to pass
+        your own).
+
+    ``copyParams``: :class:`DataCopyExtParams` (32-bit fields) or the legacy :class:`DataCopyParams` (16-bit;
+    ``blockLen`` in bytes). ``padParams``: :class:`DataCopyPadExtParams` with the first, :class:`DataCopyPadParams`
+    with the second. GM-side strides are in bytes, UB/L1-side strides in 32-byte blocks. ``blockLen`` must be a
+    multiple of sizeof(T); each padding at most 32 bytes; 8-byte types pad with 0 only. ``mode`` may also be
+    passed positionally; ``PaddingMode.Normal`` is accepted on every product. Fill tables per product:
+    docs/semantics.md ("DataCopyPad").
+    """
     pad, nd, mode = _parse_extra(args, mode)
     pipe = core_of(API, dst, src)
     if nd is not None or (not dst.is_global and not src.is_global):
