@@ -1,0 +1,173 @@
+"""Layout kernels: a cache-blocked 2-D transpose of blocks (ND2NZ / NZ2ND / to_nz / from_nz) and a dense copy,
+on flat ``uint8`` views (one compiled specialisation each), with optional non-temporal stores.
+
+Transpose: one plan step whose two innermost loops are a transpose of ``burst``-byte blocks, ``a`` (outer)
+and ``c`` (inner, chosen by the lowering so that the destination is written in increasing address order),
+with an optional outer batch loop ``b``::
+
+    for ib in [b_lo, b_hi): for ia in [a_lo, a_hi): for ic in [0, nc):
+        d = dbase + ib*db + ia*da + ic*dc;  s = sbase + ib*sb + ia*sa + ic*sc
+        dst[d:d+burst] = src[s:s+burst]
+
+walked in tiles of ``tile_a x tile_c`` blocks (reads of one tile share cache lines and TLB entries; writes
+are ``tile_a`` sequential runs). ``nt = 1`` asks for non-temporal stores (bypassing the caches; the kernel
+then ends with a store fence); the kernel uses them only if every destination block is 32-byte aligned
+(``burst``, the destination strides and the first address multiples of 32), regular stores otherwise. All
+values in bytes. ``meta`` (int64)::
+
+    [burst, nb, sb, db, na, sa, da, nc, sc, dc, tile_a, tile_c, b_lo, b_hi, a_lo, a_hi, nt]
+
+Dense copy: ``dst[d:d+n] = src[s:s+n]``, non-temporal for the 32-byte-aligned middle when ``nt``
+(regular stores for the head and tail).
+"""
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from .intrinsics import memcpy_units
+
+_V32 = ir.VectorType(ir.IntType(64), 4)
+
+(T_BURST, T_NB, T_SB, T_DB, T_NA, T_SA, T_DA, T_NC, T_SC, T_DC, T_TILE_A, T_TILE_C, T_B_LO, T_B_HI, T_A_LO,
+ T_A_HI, T_NT) = range(17)
+T_LEN = 17
+
+
+def _block_ptrs(context, builder, signature, args):
+    d, do, s, so = args
+    dary = context.make_array(signature.args[0])(context, builder, d)
+    sary = context.make_array(signature.args[2])(context, builder, s)
+    dp = builder.bitcast(builder.gep(dary.data, [do]), _V32.as_pointer())
+    sp = builder.bitcast(builder.gep(sary.data, [so]), _V32.as_pointer())
+    return dp, sp
+
+
+@intrinsic
+def copy32(typingctx, dst, d, src, s):
+    """``dst[d:d+32] = src[s:s+32]`` (uint8 arrays): one unaligned 32-byte vector load and store."""
+    sig = types.void(dst, types.intp, src, types.intp)
+
+    def codegen(context, builder, signature, args):
+        dp, sp = _block_ptrs(context, builder, signature, args)
+        builder.store(builder.load(sp, align=1), dp, align=1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def copy32_nt(typingctx, dst, d, src, s):
+    """``dst[d:d+32] = src[s:s+32]`` with a non-temporal store; ``dst`` + ``d`` must be 32-byte aligned."""
+    sig = types.void(dst, types.intp, src, types.intp)
+
+    def codegen(context, builder, signature, args):
+        dp, sp = _block_ptrs(context, builder, signature, args)
+        st = builder.store(builder.load(sp, align=1), dp, align=32)
+        st.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def store_fence(typingctx):
+    """``sfence``: order the non-temporal stores before anything that follows (the caller's join)."""
+    sig = types.void()
+
+    def codegen(context, builder, signature, args):
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), []),
+                                            "llvm.x86.sse.sfence")
+        builder.call(fn, [])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(inline="always", boundscheck=False)
+def _block(dst, d, src, s, burst, nt):
+    if burst == 32:
+        if nt:
+            copy32_nt(dst, d, src, s)
+        else:
+            copy32(dst, d, src, s)
+    elif burst == 64:
+        if nt:
+            copy32_nt(dst, d, src, s)
+            copy32_nt(dst, d + 32, src, s + 32)
+        else:
+            copy32(dst, d, src, s)
+            copy32(dst, d + 32, src, s + 32)
+    else:
+        k = 0
+        while k + 32 <= burst:
+            if nt:
+                copy32_nt(dst, d + k, src, s + k)
+            else:
+                copy32(dst, d + k, src, s + k)
+            k += 32
+        if k < burst:
+            memcpy_units(dst, d + k, src, s + k, burst - k)
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def transpose_blocks(dst, dbase, src, sbase, meta):
+    burst = meta[T_BURST]
+    sb, db = meta[T_SB], meta[T_DB]
+    sa, da = meta[T_SA], meta[T_DA]
+    nc, sc, dc = meta[T_NC], meta[T_SC], meta[T_DC]
+    ta, tc = meta[T_TILE_A], meta[T_TILE_C]
+    a_lo, a_hi = meta[T_A_LO], meta[T_A_HI]
+    b_lo = meta[T_B_LO]
+    # non-temporal stores need every destination block 32-byte aligned: checked here, so a plan can never fault
+    first = dst.ctypes.data + dbase + b_lo * db + a_lo * da
+    nt = meta[T_NT] != 0 and (burst | db | da | dc | first) % 32 == 0
+    for ib in range(b_lo, meta[T_B_HI]):
+        sbb = sbase + ib * sb
+        dbb = dbase + ib * db
+        for a0 in range(a_lo, a_hi, ta):
+            a1 = min(a0 + ta, a_hi)
+            for c0 in range(0, nc, tc):
+                c1 = min(c0 + tc, nc)
+                for ia in range(a0, a1):
+                    s = sbb + ia * sa + c0 * sc
+                    d = dbb + ia * da + c0 * dc
+                    for _ in range(c1 - c0):
+                        _block(dst, d, src, s, burst, nt)
+                        s += sc
+                        d += dc
+    if nt:
+        store_fence()
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def copy_dense(dst, d, src, s, n, nt):
+    """``dst[d:d+n] = src[s:s+n]`` (uint8 views); ``nt``: non-temporal stores for the 32-byte-aligned middle."""
+    if not nt or n < 256:
+        memcpy_units(dst, d, src, s, n)
+        return
+    addr = dst.ctypes.data + d
+    head = (-addr) % 32
+    memcpy_units(dst, d, src, s, head)
+    k = head
+    end = n - 128
+    while k <= end:
+        copy32_nt(dst, d + k, src, s + k)
+        copy32_nt(dst, d + k + 32, src, s + k + 32)
+        copy32_nt(dst, d + k + 64, src, s + k + 64)
+        copy32_nt(dst, d + k + 96, src, s + k + 96)
+        k += 128
+    while k + 32 <= n:
+        copy32_nt(dst, d + k, src, s + k)
+        k += 32
+    memcpy_units(dst, d + k, src, s + k, n - k)
+    store_fence()
+
+
+def transpose_meta(burst, batch, a, c, tile_a, tile_c, nt, b_range=None, a_range=None) -> np.ndarray:
+    """Pack a transpose step: ``batch``/``a``/``c`` are ``(count, src stride, dst stride)`` in bytes."""
+    b_lo, b_hi = b_range if b_range is not None else (0, batch[0])
+    a_lo, a_hi = a_range if a_range is not None else (0, a[0])
+    return np.array([burst, *batch, *a, *c, tile_a, tile_c, b_lo, b_hi, a_lo, a_hi, int(nt)], np.int64)

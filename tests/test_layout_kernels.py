@@ -1,0 +1,78 @@
+"""The layout kernels called directly (fastcopy.kernels.layout), bit for bit against a literal loop over their
+documented ``meta``: every burst size class (32-byte blocks, 64, multiples of 32, odd), aligned and unaligned
+destinations with non-temporal stores requested, tiles that do and do not divide the counts, partial thread
+ranges, and dense copies with unaligned heads and tails."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fastcopy.kernels.layout import copy_dense, transpose_blocks, transpose_meta
+
+
+def _aligned(n, shift):
+    buf = np.zeros(n + 128, np.uint8)
+    o = (-buf.ctypes.data) % 64 + shift
+    return buf[o:o + n]
+
+
+def _expected(dst, dbase, src, sbase, burst, batch, a, c, b_range, a_range):
+    out = dst.copy()
+    for ib in range(*b_range):
+        for ia in range(*a_range):
+            for ic in range(c[0]):
+                s = sbase + ib * batch[1] + ia * a[1] + ic * c[1]
+                d = dbase + ib * batch[2] + ia * a[2] + ic * c[2]
+                out[d:d + burst] = src[s:s + burst]
+    return out
+
+
+@st.composite
+def transposes(draw):
+    burst = draw(st.sampled_from([32, 64, 96, 1, 2, 8, 24, 33, 40]))
+    na, nc, nb = draw(st.integers(1, 9)), draw(st.integers(1, 9)), draw(st.integers(1, 3))
+    # the classic layout transpose: a is contiguous in the source, c in the destination (either way round)
+    gap_s, gap_d = draw(st.sampled_from([0, 32, 7])), draw(st.sampled_from([0, 32, 7]))
+    a = (na, burst, nc * burst + gap_d)
+    c = (nc, na * burst + gap_s, burst)
+    if draw(st.booleans()):
+        a, c = (na, nc * burst + gap_s, burst), (nc, burst, na * burst + gap_d)
+    batch = (nb, na * nc * burst + 64 * gap_s, na * nc * burst + 64 * gap_d)
+    tile_a, tile_c = draw(st.sampled_from([1, 2, 3, 8, 64])), draw(st.sampled_from([1, 3, 8, 64]))
+    a_lo = draw(st.integers(0, na - 1))
+    a_range = (a_lo, draw(st.integers(a_lo + 1, na)))
+    b_lo = draw(st.integers(0, nb - 1))
+    b_range = (b_lo, draw(st.integers(b_lo + 1, nb)))
+    shift_d, shift_s = draw(st.sampled_from([0, 32, 16, 8, 1])), draw(st.sampled_from([0, 32, 3]))
+    return burst, batch, a, c, tile_a, tile_c, b_range, a_range, shift_d, shift_s, draw(st.booleans())
+
+
+@settings(max_examples=150, deadline=None)
+@given(transposes())
+def test_transpose_matches_loops(case):
+    burst, batch, a, c, tile_a, tile_c, b_range, a_range, shift_d, shift_s, nt = case
+    dbase, sbase = 64, 32
+    n = 128 + sum((k[0] - 1) * max(k[1], k[2]) for k in (batch, a, c)) + burst + 64
+    src = _aligned(n, shift_s)
+    src[:] = np.random.default_rng(1).integers(0, 256, n, dtype=np.uint8)
+    dst = _aligned(n, shift_d)
+    want = _expected(dst, dbase, src, sbase, burst, batch, a, c, b_range, a_range)
+    meta = transpose_meta(burst, batch, a, c, tile_a, tile_c, nt, b_range=b_range, a_range=a_range)
+    transpose_blocks(dst, dbase, src, sbase, meta)
+    assert np.array_equal(dst, want)
+
+
+@pytest.mark.parametrize("nt", [False, True])
+@pytest.mark.parametrize("shift", [0, 16, 31, 32, 1])
+@pytest.mark.parametrize("n", [0, 1, 31, 32, 255, 256, 257, 1000, 4099])
+def test_copy_dense_heads_and_tails(n, shift, nt):
+    src = _aligned(n + 80, 5)
+    src[:] = np.random.default_rng(n).integers(0, 256, src.size, dtype=np.uint8)
+    dst = _aligned(n + 80, shift)
+    want = dst.copy()
+    want[7:7 + n] = src[3:3 + n]
+    copy_dense(dst, 7, src, 3, n, nt)
+    assert np.array_equal(dst, want)
