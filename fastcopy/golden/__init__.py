@@ -5,16 +5,19 @@ and ``manifest.json``, in the layout of the Ascend C examples.
     result = run_program(case.point(0))                  # the public fastcopy API, op by op
     write_result(result, "out/")                         # the files
 
-A program written directly with the tensor API writes the same layout with :func:`write_golden`.
+A program written directly with the tensor API writes the same layout with :func:`write_golden`. Many case files
+at once: :func:`run_batch` (local worker processes, or a Dask cluster with ``client=``).
 """
 
+from .batch import BatchReport, run_batch
 from .case import Case, case_from_dict, load_case, load_case_text
 from .engine import CaseRunError, Result, run_program
 from .files import write_golden, write_result
 from .schema import APIS, DEFAULT_SEED, CaseError, Program
 
 __all__ = ["Case", "case_from_dict", "load_case", "load_case_text", "CaseRunError", "Result", "run_program",
-           "write_golden", "write_result", "APIS", "DEFAULT_SEED", "CaseError", "Program", "run_case"]
+           "write_golden", "write_result", "APIS", "DEFAULT_SEED", "CaseError", "Program", "run_case", "run_batch",
+           "BatchReport"]
 
 
 def run_case(path_or_case, directory: str, index: int | None = None, seed: int | None = None) -> list:

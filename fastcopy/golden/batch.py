@@ -4,6 +4,9 @@ Workers are a few long-lived processes (``jobs``), each running chunks of points
 per process, never per case. A case that fails to load, or a point that fails, is recorded with its reason and
 the others go on. Output: ``DIR/<case>/`` per case (``DIR/<case>/NNNN/`` per sweep point) and
 ``DIR/summary.json``.
+
+The same chunks of points run on a Dask cluster with ``client=`` (see :mod:`fastcopy.golden.distributed`); with
+``resume=True`` a point whose folder is already complete (:mod:`fastcopy.golden.resume`) is skipped.
 """
 
 from __future__ import annotations
@@ -12,13 +15,13 @@ import json
 import os
 import sys
 import time
-import traceback
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
-from .case import Case, load_case
-from .engine import CaseRunError, run_program
-from .files import write_result
+from .case import load_case
 from .schema import CaseError
+from .work import Outcome, describe, failed_outcomes, make_chunks, run_chunk, run_point
+
+__all__ = ["CaseEntry", "BatchReport", "Outcome", "run_batch", "run_point", "run_chunk"]
 
 
 @dataclass
@@ -31,82 +34,39 @@ class CaseEntry:
 
 
 @dataclass
-class Outcome:
-    case: int  # index into BatchReport.cases
-    index: int | None  # sweep point (None: a case without sweeps, or one that did not load)
-    label: str
-    ok: bool
-    error: str = ""
-    warnings: list = field(default_factory=list)
-    seconds: float = 0.0
-    directory: str = ""
-
-
-@dataclass
 class BatchReport:
     cases: list
     outcomes: list
     seconds: float
     jobs: int
+    dask: str = ""  # the scheduler address when the points ran on a Dask cluster
 
     @property
     def failed(self) -> list:
         return [o for o in self.outcomes if not o.ok]
 
     @property
+    def skipped(self) -> list:
+        return [o for o in self.outcomes if o.skipped]
+
+    @property
     def ok(self) -> bool:
         return not self.failed
-
-
-def _point_dir(root: str, entry: CaseEntry, case: Case, index: int) -> str:
-    if not case.is_sweep:
-        return entry.directory
-    width = max(4, len(str(len(case) - 1)))
-    return os.path.join(entry.directory, f"{index:0{width}d}")
-
-
-def run_point(case: Case, index: int, directory: str, strict: bool = False, case_no: int = 0) -> Outcome:
-    """Run and write one point; never raises (the failure is the outcome)."""
-    t0 = time.perf_counter()
-    label = f"{case.name}#{index}" if case.is_sweep else case.name
-    try:
-        prog = case.point(index)
-        label = prog.label
-        result = run_program(prog)
-        warns = [f"ops[{i}]: {m}" for i, ms in sorted(result.warnings.items()) for m in ms]
-        if strict and warns:
-            raise CaseRunError(prog, None, RuntimeError(f"{len(warns)} warning(s) with --strict: {warns[0]}"),
-                               "warnings")
-        write_result(result, directory)
-        return Outcome(case_no, index if case.is_sweep else None, label, True, "", warns,
-                       time.perf_counter() - t0, directory)
-    except (CaseError, CaseRunError) as exc:
-        msg = str(exc)
-    except Exception as exc:  # noqa: BLE001 - one bad point never stops the batch
-        msg = f"{case.file}: {label}: {_describe(exc)}"
-    return Outcome(case_no, index if case.is_sweep else None, label, False, msg, [], time.perf_counter() - t0,
-                   directory)
-
-
-def _describe(exc: BaseException) -> str:
-    """``Type: message (at file:line)`` for unexpected errors (innermost frame)."""
-    tb = traceback.extract_tb(exc.__traceback__)
-    where = f" (at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
-    return f"{type(exc).__name__}: {exc}{where}"
 
 
 # ----------------------------------------------------------------------------------------------- workers
 _WORKER: dict = {}
 
 
-def _worker_init(cases, dirs, strict) -> None:
+def _worker_init(cases, case_dirs, strict, resume) -> None:
     # (a forked worker's kernel thread pool is reset by fastcopy.execute's at-fork hook)
-    _WORKER.update(cases=cases, dirs=dirs, strict=strict)
+    _WORKER.update(cases=cases, case_dirs=case_dirs, strict=strict, resume=resume)
 
 
 def _worker_chunk(chunk) -> list:
-    cases, dirs, strict = _WORKER["cases"], _WORKER["dirs"], _WORKER["strict"]
-    return [run_point(cases[ci], pi, dirs[(ci, pi)], strict, ci) for ci, pi in chunk]
+    ci, indices = chunk
+    w = _WORKER
+    return run_chunk(w["cases"][ci], ci, indices, w["case_dirs"][ci], w["strict"], w["resume"])
 
 
 def _mp_context():
@@ -119,11 +79,14 @@ def _mp_context():
 
 
 def run_batch(paths, directory: str, jobs: int = 1, seed: int | None = None, strict: bool = False,
-              progress=None) -> BatchReport:
+              progress=None, resume: bool = False, client=None, chunk_size: int | None = None) -> BatchReport:
     """Run every point of every case file in ``paths`` into ``directory``.
 
-    ``progress(done, total, failed)`` is called as points finish. Returns a :class:`BatchReport` (also written to
-    ``directory/summary.json``).
+    ``progress(done, total, failed)`` is called as points finish. ``resume``: skip points whose folder is already
+    complete for this case text and point. ``client``: a ``dask.distributed.Client``; the points then run on its
+    workers (``jobs`` is ignored), which write their folders themselves, so ``directory`` must be a path they
+    see. ``chunk_size``: points per task (default: chosen from the number of points and workers). Returns a
+    :class:`BatchReport` (also written to ``directory/summary.json``).
     """
     t0 = time.perf_counter()
     entries, cases, outcomes = [], [], []
@@ -135,7 +98,7 @@ def run_batch(paths, directory: str, jobs: int = 1, seed: int | None = None, str
             entry.name, entry.points = case.name, len(case)
         except Exception as exc:  # noqa: BLE001 - a case that does not load is one failure
             case = None
-            entry.error = str(exc) if isinstance(exc, CaseError) else f"{path}: {_describe(exc)}"
+            entry.error = str(exc) if isinstance(exc, CaseError) else f"{path}: {describe(exc)}"
             entry.name = os.path.splitext(os.path.basename(entry.path))[0]
         base = _safe(entry.name)
         name, k = base, 2
@@ -147,32 +110,42 @@ def run_batch(paths, directory: str, jobs: int = 1, seed: int | None = None, str
         cases.append(case)
         if case is None:
             outcomes.append(Outcome(ci, None, entry.name, False, entry.error))
-    tasks = [(ci, pi) for ci, c in enumerate(cases) if c is not None for pi in range(len(c))]
-    dirs = {(ci, pi): _point_dir(directory, entries[ci], cases[ci], pi) for ci, pi in tasks}
-    total = len(tasks) + len(outcomes)
+    case_dirs = [e.directory for e in entries]
+    npoints = sum(len(c) for c in cases if c is not None)
+    total = npoints + len(outcomes)
     failed = len(outcomes)
     done = len(outcomes)
     if progress:
         progress(done, total, failed)
-    jobs = max(1, min(int(jobs), len(tasks) or 1))
-    if jobs == 1:
-        for ci, pi in tasks:
-            o = run_point(cases[ci], pi, dirs[(ci, pi)], strict, ci)
-            outcomes.append(o)
-            done += 1
-            failed += not o.ok
-            if progress:
-                progress(done, total, failed)
+    address = ""
+    if client is not None:
+        from .distributed import run_on_client
+
+        address = client.scheduler.address
+        case_dirs = [os.path.abspath(d) for d in case_dirs]  # the workers' working folder may differ
+        results = run_on_client(client, cases, case_dirs, strict, resume, chunk_size)
+        jobs = max(1, len(client.scheduler_info().get("workers", ())))
     else:
-        for o in _run_parallel(cases, dirs, tasks, jobs, strict, progress, done, total, failed):
-            outcomes.append(o)
+        jobs = max(1, min(int(jobs), npoints or 1))
+        if jobs == 1:
+            results = (run_chunk(c, ci, [pi], case_dirs[ci], strict, resume)
+                       for ci, c in enumerate(cases) if c is not None for pi in range(len(c)))
+        else:
+            results = _run_parallel(cases, case_dirs, jobs, strict, resume, chunk_size)
+    for chunk in results:
+        outcomes += chunk
+        done += len(chunk)
+        failed += sum(not o.ok for o in chunk)
+        if progress:
+            progress(done, total, failed)
     outcomes.sort(key=lambda o: (o.case, -1 if o.index is None else o.index))
-    report = BatchReport(entries, outcomes, time.perf_counter() - t0, jobs)
+    report = BatchReport(entries, outcomes, time.perf_counter() - t0, jobs, address)
     _write_summary(directory, report)
     return report
 
 
-def _run_parallel(cases, dirs, tasks, jobs, strict, progress, done, total, failed):
+def _run_parallel(cases, case_dirs, jobs, strict, resume, chunk_size):
+    """Chunks of points on ``jobs`` forked worker processes; yields each chunk's outcomes as it finishes."""
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
@@ -181,24 +154,18 @@ def _run_parallel(cases, dirs, tasks, jobs, strict, progress, done, total, faile
         from ..cli.warmup import warmup
 
         warmup()  # compile (or load) the kernels once; the forked workers inherit them
-    size = max(1, min(32, len(tasks) // (jobs * 8)))
-    chunks = [tasks[i:i + size] for i in range(0, len(tasks), size)]
+    npoints = sum(len(c) for c in cases if c is not None)
+    size = chunk_size or max(1, min(32, npoints // (jobs * 8)))
     with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_init,
-                             initargs=(cases, dirs, strict)) as pool:
-        futures = {pool.submit(_worker_chunk, ch): ch for ch in chunks}
+                             initargs=(cases, case_dirs, strict, resume)) as pool:
+        futures = {pool.submit(_worker_chunk, ch): ch for ch in make_chunks(cases, size)}
         for fut in as_completed(futures):
             try:
-                results = fut.result()
+                yield fut.result()
             except (BrokenProcessPool, Exception) as exc:  # noqa: BLE001 - a worker died
-                results = [Outcome(ci, pi if cases[ci].is_sweep else None, f"{cases[ci].name}#{pi}", False,
-                                   f"{cases[ci].file}: point {pi}: worker process failed: {_describe(exc)}")
-                           for ci, pi in futures[fut]]
-            for o in results:
-                done += 1
-                failed += not o.ok
-                yield o
-            if progress:
-                progress(done, total, failed)
+                ci, indices = futures[fut]
+                yield failed_outcomes(cases[ci], ci, indices, case_dirs[ci],
+                                      f"worker process failed: {describe(exc)}")
 
 
 def _safe(name: str) -> str:
@@ -212,7 +179,9 @@ def _write_summary(directory: str, report: BatchReport) -> None:
         "ok": report.ok,
         "points": len(report.outcomes),
         "failed": len(report.failed),
+        "skipped": len(report.skipped),
         "jobs": report.jobs,
+        "dask": report.dask or None,
         "cases": [asdict(e) for e in report.cases],
         "outcomes": [asdict(o) for o in report.outcomes],
     }

@@ -70,6 +70,10 @@ class Case:
             out.append(values[k])
         return out[::-1]
 
+    def values(self, index: int) -> dict:
+        """Axis label -> value at point ``index`` (what the manifest records as the point's parameters)."""
+        return {label: _plain(c) for (label, _), c in zip(self.axes, self.coordinates(index))}
+
     def point(self, index: int = 0) -> Program:
         """The validated program of sweep point ``index``."""
         coords = self.coordinates(index)
@@ -82,8 +86,7 @@ class Case:
                                                  "value with a named [sweep] variable instead)")
             return chosen[path]
 
-        values = {label: _plain(c) for (label, _), c in zip(self.axes, coords)}
-        return self._compile(names, choose, index if self.is_sweep else None, values)
+        return self._compile(names, choose, index if self.is_sweep else None, self.values(index))
 
     def points(self):
         for i in range(self.size):

@@ -1,0 +1,96 @@
+"""Units of work of a batch: one sweep point (:func:`run_point`), a chunk of points of one case
+(:func:`run_chunk`), and the outcome each point reports. Local workers (``--jobs``) and Dask tasks run the same
+chunks, so a point's folder is the same bytes wherever it runs.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from dataclasses import dataclass, field
+
+from .case import Case
+from .engine import CaseRunError, run_program
+from .files import write_result
+from .resume import is_complete
+from .schema import CaseError
+
+
+@dataclass
+class Outcome:
+    case: int  # index into BatchReport.cases
+    index: int | None  # sweep point (None: a case without sweeps, or one that did not load)
+    label: str
+    ok: bool
+    error: str = ""
+    warnings: list = field(default_factory=list)
+    seconds: float = 0.0
+    directory: str = ""
+    skipped: bool = False  # --resume: the folder was already complete, nothing written
+
+
+def point_dir(case_dir: str, case: Case, index: int) -> str:
+    """``case_dir`` for a case without sweeps, ``case_dir/NNNN`` for sweep point ``index``."""
+    if not case.is_sweep:
+        return case_dir
+    width = max(4, len(str(len(case) - 1)))
+    return os.path.join(case_dir, f"{index:0{width}d}")
+
+
+def run_chunk(case: Case, case_no: int, indices, case_dir: str, strict: bool = False,
+              resume: bool = False) -> list:
+    """Run points ``indices`` of ``case`` into their folders under ``case_dir``; one :class:`Outcome` each (never
+    raises). The unit of work of ``--jobs`` workers and of Dask tasks alike."""
+    out = []
+    for pi in indices:
+        where = point_dir(case_dir, case, pi)
+        if resume and is_complete(where, case, pi):
+            label = f"{case.name}#{pi}" if case.is_sweep else case.name
+            out.append(Outcome(case_no, pi if case.is_sweep else None, label, True, directory=where, skipped=True))
+        else:
+            out.append(run_point(case, pi, where, strict, case_no))
+    return out
+
+
+def make_chunks(cases, size: int) -> list:
+    """``(case number, [point indices])`` work units of at most ``size`` points, one case per unit."""
+    return [(ci, list(range(k, min(k + size, len(c))))) for ci, c in enumerate(cases) if c is not None
+            for k in range(0, len(c), size)]
+
+
+def failed_outcomes(case: Case, case_no: int, indices, case_dir: str, reason: str) -> list:
+    """The outcomes of points that never reported (their worker died): failed, with ``reason``."""
+    return [Outcome(case_no, pi if case.is_sweep else None, f"{case.name}#{pi}" if case.is_sweep else case.name,
+                    False, f"{case.file}: point {pi}: {reason}", directory=point_dir(case_dir, case, pi))
+            for pi in indices]
+
+
+def run_point(case: Case, index: int, directory: str, strict: bool = False, case_no: int = 0) -> Outcome:
+    """Run and write one point; never raises (the failure is the outcome)."""
+    t0 = time.perf_counter()
+    label = f"{case.name}#{index}" if case.is_sweep else case.name
+    try:
+        prog = case.point(index)
+        label = prog.label
+        result = run_program(prog)
+        warns = [f"ops[{i}]: {m}" for i, ms in sorted(result.warnings.items()) for m in ms]
+        if strict and warns:
+            raise CaseRunError(prog, None, RuntimeError(f"{len(warns)} warning(s) with --strict: {warns[0]}"),
+                               "warnings")
+        write_result(result, directory)
+        return Outcome(case_no, index if case.is_sweep else None, label, True, "", warns,
+                       time.perf_counter() - t0, directory)
+    except (CaseError, CaseRunError) as exc:
+        msg = str(exc)
+    except Exception as exc:  # noqa: BLE001 - one bad point never stops the batch
+        msg = f"{case.file}: {label}: {describe(exc)}"
+    return Outcome(case_no, index if case.is_sweep else None, label, False, msg, [], time.perf_counter() - t0,
+                   directory)
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message (at file:line)`` for unexpected errors (innermost frame)."""
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" (at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
+    return f"{type(exc).__name__}: {exc}{where}"
