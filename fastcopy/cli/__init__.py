@@ -79,6 +79,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_seed, default=None, help="override every case's seed")
     p.add_argument("--strict", action="store_true", help="treat FastCopyWarnings as failures")
     p.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
+    p.add_argument("--resume", action="store_true", help="skip points whose folder is already complete (manifest "
+                   "matching the case file's hash and the point's parameters)")
+    p.add_argument("--dask", metavar="SCHEDULER", default=None, help="run on a Dask cluster: a scheduler address "
+                   "(tcp://host:8786) or scheduler file (.json), or local[:N] for N worker processes here; the "
+                   "workers write DIR themselves (a shared path). Needs the dask extra")
+    p.add_argument("--chunk-size", type=int, default=None, metavar="N", help="sweep points per task (default: "
+                   "chosen from the number of points and workers)")
     p.set_defaults(func=_batch)
 
     p = sub.add_parser("verify", help="bit-exact comparison of a kernel output with golden data",
