@@ -24,6 +24,10 @@ from .ops.pad import DataCopyPad, PaddingMode, SetPadValue
 from .params import (DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams, Field,
                      LoopModeParams, Nd2NzParams, Nz2NdParamsFull, ParamStruct, SliceInfo)
 from .products import Phys, Product, TPosition
+from .cube.loaddata import LoadData, LoadDataWithTranspose
+from .cube.params import (Dn2NzParams, LoadData2dParams, LoadData2DParams, LoadData2DParamsV2,
+                          LoadData2dTransposeParams, LoadData2dTransposeParamsV2, LoadData3DParamsV2,
+                          LoadData3DParamsV2Pro, LoadDataRepeatParam, LoadDataRepeatParamWithStride)
 from .slicing import slice_infos
 
 register_datacopy("count", _datacopy.plan_data_copy)
@@ -41,6 +45,9 @@ __all__ = [
     "DataCopyParams", "DataCopyExtParams", "DataCopyPadExtParams", "DataCopyPadParams", "Nd2NzParams",
     "Nz2NdParamsFull", "SliceInfo", "LoopModeParams", "PaddingMode", "DataCopyMVType",
     "GlobalTensor", "LocalTensor", "TPipe", "TPosition",
+    "LoadData", "LoadDataWithTranspose", "LoadData2DParams", "LoadData2dParams", "LoadData2DParamsV2",
+    "LoadData2dTransposeParams", "LoadData2dTransposeParamsV2", "Dn2NzParams", "LoadData3DParamsV2",
+    "LoadData3DParamsV2Pro", "LoadDataRepeatParam", "LoadDataRepeatParamWithStride",
     # fastcopy
     "Product", "Phys", "to_nz", "from_nz", "nd2nz_params", "nz2nd_params", "slice_infos", "as_dtype",
     "current_pipe", "register_datacopy", "ParamStruct", "Field",

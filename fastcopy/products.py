@@ -137,7 +137,7 @@ CAPACITIES: dict[Product, dict[Phys, int]] = {
 ALIGN: dict[Phys, int] = {_UB: 32, _L1: 32, Phys.L0A: 512, Phys.L0B: 512, Phys.L0C: 64, Phys.BT: 64,
                           Phys.FB: 128}
 #: GM start alignment per API: "es" = a multiple of sizeof(T) (decision 9 #2), 1 = any byte.
-ALIGN_GM = {"DataCopy": "es", "DataCopyPad": 1, "Nd2Nz": 1, "Nz2Nd": 1, "Slice": 1}
+ALIGN_GM = {"DataCopy": "es", "DataCopyPad": 1, "Nd2Nz": 1, "Nz2Nd": 1, "Slice": 1, "LoadData": 1, "Dn2Nz": 1}
 
 # ----------------------------------------------------------------------------------------------- dtype lists
 
@@ -233,6 +233,65 @@ SLICE_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
     P.ATLAS_INFERENCE_AICORE: {(_GM, _UB): _SL_A2 - _dts("bfloat16_t"), (_UB, _GM): _SL_A2 - _dts("bfloat16_t")},
     P.ATLAS_350: {(_GM, _UB): _SL_350, (_UB, _GM): _SL_350},
 }
+
+# ------------------------------------------------------------------------------ moves into the cube (CUBE_IN 1.2)
+_L0A, _L0B = Phys.L0A, Phys.L0B
+_B8B16 = _dts("uint8_t", "int8_t", "uint16_t", "int16_t", "half")
+_B32 = _dts("bfloat16_t", "uint32_t", "int32_t", "float")
+_INT4 = _dts("int4b_t")
+_FP8 = _dts("int8_t", "uint8_t", "hifloat8_t", "fp8_e5m2_t", "fp8_e4m3fn_t")
+_L2D_A2 = _B8B16 | _B32
+#: LoadData(LoadData2DParams): product -> {(src phys, dst phys): dtypes}. 350 realises it on 2D V2.
+LOAD2D_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
+    P.ATLAS_TRAINING: {pp: _B8B16 for pp in ((_L1, _L0A), (_L1, _L0B), (_GM, _L0A), (_GM, _L0B), (_GM, _L1))},
+    P.ATLAS_INFERENCE_AICORE: {(_L1, _L0A): _B8B16 | _INT4, (_L1, _L0B): _B8B16 | _INT4, (_GM, _L0A): _B8B16,
+                               (_GM, _L0B): _B8B16, (_GM, _L1): _B8B16},
+    **_for(_A2A3, {(_L1, _L0A): _L2D_A2 | _INT4, (_L1, _L0B): _L2D_A2 | _INT4, (_GM, _L0A): _L2D_A2,
+                   (_GM, _L0B): _L2D_A2, (_GM, _L1): _L2D_A2}),
+    P.ATLAS_200I_500_A2: {pp: _L2D_A2 for pp in ((_L1, _L0A), (_L1, _L0B), (_GM, _L0A), (_GM, _L0B), (_GM, _L1))},
+    P.ATLAS_350: {pp: _L2D_A2 for pp in ((_L1, _L0A), (_L1, _L0B), (_GM, _L1))},
+}
+_V2_350 = _FP8 | _dts("half", "bfloat16_t", "int32_t", "uint32_t", "float")
+#: LoadData(LoadData2DParamsV2), Atlas 350 only (no 16-bit integers).
+LOAD2DV2_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
+    P.ATLAS_350: {pp: _V2_350 for pp in ((_L1, _L0A), (_L1, _L0B), (_GM, _L1))},
+}
+_LDWT = _dts("int8_t", "uint8_t", "half", "bfloat16_t", "int32_t", "uint32_t", "float")
+#: LoadDataWithTranspose(LoadData2dTransposeParams).
+LOAD2D_TRANSPOSE_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
+    **_for(_A2A3 + (P.ATLAS_200I_500_A2,), {(_L1, _L0A): _LDWT, (_L1, _L0B): _LDWT | _INT4}),
+    P.ATLAS_350: {(_L1, _L0B): _LDWT},
+}
+#: LoadDataWithTranspose(LoadData2dTransposeParamsV2).
+LOAD2D_TRANSPOSE_V2_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
+    P.ATLAS_350: {(_L1, _L0B): _LDWT},
+}
+#: DataCopy(Dn2NzParams), Atlas 350 GM -> A1/B1.
+DN2NZ_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
+    P.ATLAS_350: {(_GM, _L1): _dts("int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "half",
+                                   "bfloat16_t", "float")},
+}
+_3D_A2_L0A = _INT4 | _dts("int8_t", "uint8_t", "half", "bfloat16_t", "int32_t", "uint32_t", "float")
+_3D_A2_L0B = _dts("half", "bfloat16_t", "int32_t", "uint32_t", "float")
+_3D_350 = _V2_350 | _dts("int16_t", "uint16_t")
+#: LoadData(LoadData3DParamsV2 / V2Pro) (img2col).
+LOAD3D_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
+    P.ATLAS_INFERENCE_AICORE: {(_L1, _L0A): _INT4 | _dts("int8_t", "uint8_t", "half"), (_L1, _L0B): _dts("half")},
+    **_for(_A2A3 + (P.ATLAS_200I_500_A2,), {(_L1, _L0A): _3D_A2_L0A, (_L1, _L0B): _3D_A2_L0B}),
+    P.ATLAS_350: {(_L1, _L0A): _3D_350, (_L1, _L0B): _3D_350},
+}
+#: LoadDataWithStride(LoadData3DParamsV2), Atlas 350 only.
+LOAD3D_STRIDE_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {P.ATLAS_350: LOAD3D_PATHS[P.ATLAS_350]}
+#: 2D LoadData on GM -> L1 honours addrMode (decrement) on these products only (CUBE_IN 3.4).
+LOAD2D_ADDR_MODE = frozenset({P.ATLAS_INFERENCE_AICORE, *_A2A3, P.ATLAS_200I_500_A2})
+#: register setters of the 3D loads: which products have them (CUBE_IN 8.2)
+SET_FMATRIX_RIGHT = frozenset({*_A2A3, P.ATLAS_200I_500_A2, P.ATLAS_350})
+SET_LOAD_DATA_REPEAT = frozenset({*_A2A3, P.ATLAS_200I_500_A2, P.ATLAS_350})
+SET_LOAD_DATA_REPEAT_WITH_STRIDE = frozenset({P.ATLAS_350})
+SET_LOAD_DATA_BOUNDARY = frozenset({*_A2A3, P.ATLAS_INFERENCE_AICORE})
+LOAD3D_PRODUCTS = frozenset({P.ATLAS_INFERENCE_AICORE, *_A2A3, P.ATLAS_200I_500_A2, P.ATLAS_350})
+#: products whose PADDING register keeps only the low 16 bits of a 32-bit pad value (CUBE_IN 10 #16)
+PADDING_LOW16 = frozenset({P.ATLAS_200I_500_A2, P.ATLAS_350})
 
 # ------------------------------------------------------------------------------------- field C++ types per product
 #: (struct, field) -> {product: C++ type} where it differs from the struct's default type (spec 2.2, 2.4).

@@ -1,0 +1,255 @@
+"""LoadData 2D (``LoadData2DParams``), LoadData 2D V2 (``LoadData2DParamsV2``) and ``LoadDataWithTranspose``
+(``LoadData2dTransposeParams`` / ``V2``): planners and the public entry points.
+
+LoadData 2D, repeat ``i`` (``repeatTimes == 0``: nothing): source fractal ``startIndex + sgn*i*srcStride``
+(``sgn = -1`` only for ``addrMode = 1`` on GM->L1 of 310P/A2/A3/310B) to destination fractal ``i*(dstGap+1)``
+(Atlas training: ``i``), the 512 bytes verbatim or, with ``ifTranspose`` (2-byte types, L1 -> L0A/L0B), each
+16x16 fractal transposed.
+
+LoadData 2D V2: the region ``Y`` of ``16*mStep x C0*kStep`` elements at fractal (``mStartPosition``,
+``kStartPosition``) of an Nz source with ``srcStride`` fractals per column is written as Nz with ``dstStride``
+fractals per column; with ``ifTranspose`` (L1 -> L0) as the Nz image of ``Y^T``.
+
+LoadDataWithTranspose: square ``i`` (n fractals: b8 2 stacked, b16 1, b32 2 side by side) is transposed and its n
+output fractals go to ``i*(dstGap+1) + j*(dstFracGap+1)``.
+
+Plans are element maps (:mod:`fastcopy.cube.steps`) or direct fractal loops; cached on (params, tensors,
+product).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from ..dtypes import ascend_name
+from ..errors import RangeError, UnsupportedError
+from ..execute import execute
+from ..ops.common import Call, check_range, core_of
+from ..plan import Move, make_plan
+from ..products import (LOAD2D_ADDR_MODE, LOAD2D_PATHS, LOAD2D_TRANSPOSE_PATHS, LOAD2D_TRANSPOSE_V2_PATHS,
+                        LOAD2DV2_PATHS, Phys, Product)
+from . import fractal
+from .common import FRACTAL, check_call, overlap_warning, sid_warning
+from .params import LoadData2dTransposeParams, LoadData2dTransposeParamsV2, LoadData2DParams, LoadData2DParamsV2
+from .steps import element_steps
+
+_350 = Product.ATLAS_350
+_910 = Product.ATLAS_TRAINING
+_GM, _L1 = Phys.GM, Phys.L1
+
+#: params class -> planner(dst, src, params, **kwargs) of ``LoadData``; the 3D forms register themselves
+LOADDATA_PLANNERS: dict = {}
+
+
+def LoadData(dst, src, params, **kwargs) -> None:  # noqa: N802
+    """``LoadData(dst, src, params)``: L1 -> L0A/L0B, GM -> L0A/L0B/L1 with ``LoadData2DParams``,
+    ``LoadData2DParamsV2`` (Atlas 350) or img2col with ``LoadData3DParamsV2`` / ``LoadData3DParamsV2Pro``."""
+    planner = LOADDATA_PLANNERS.get(type(params))
+    if planner is None:
+        forms = ", ".join(k.__name__ for k in LOADDATA_PLANNERS)
+        raise UnsupportedError(f"LoadData: no form takes a {type(params).__name__} as third argument; forms: {forms}")
+    execute(planner(dst, src, params, **kwargs), dst, src)
+
+
+def LoadDataWithTranspose(dst, src, params) -> None:  # noqa: N802
+    """``LoadDataWithTranspose(dst, src, LoadData2dTransposeParams | LoadData2dTransposeParamsV2)``."""
+    execute(plan_transpose(dst, src, params), dst, src)
+
+
+# -------------------------------------------------------------------------------------------------- 2D
+API_2D = "LoadData(LoadData2DParams)"
+
+
+def plan_load2d(dst, src, params):
+    pipe = core_of(API_2D, dst, src)
+    return _plan_load2d(params.key(), src._sig, dst._sig, pipe.product)
+
+
+@lru_cache(maxsize=4096)
+def _plan_load2d(pkey, src, dst, product):
+    api = API_2D
+    p = LoadData2DParams(*pkey)
+    p.check_types(api, product)
+    call = Call(api, product, src, dst)
+    check_call(call, LOAD2D_PATHS)
+    warns = sid_warning(api, p.sid, product)
+    on = f"{call.path_text} on {product}"
+    l1_l0 = src.phys is _L1
+    transpose = p.ifTranspose
+    if transpose and not l1_l0:
+        warns.append(f"{api}: ifTranspose=true is ignored on {on} (GM paths never transpose)")
+        transpose = False
+    if transpose and src.itemsize != 2:
+        raise UnsupportedError(f"{api}: ifTranspose=true needs a 2-byte type; got {ascend_name(src.dtype)} "
+                               f"({src.itemsize} bytes) on {on}")
+    check_range(api, "addrMode", p.addrMode, 0, 1, "(0 increment, 1 decrement)", product)
+    sgn = 1
+    if p.addrMode:
+        if call.path == (_GM, _L1) and product in LOAD2D_ADDR_MODE:
+            sgn = -1
+        else:
+            warns.append(f"{api}: addrMode=1 has no effect on {on}: the index always increments there")
+    gap = p.dstGap
+    if product is _910 and gap:
+        warns.append(f"{api}: dstGap={gap} is ignored on {on}: {product} writes the fractals contiguously "
+                     "(dstGap is not passed to the instruction)")
+        gap = 0
+    if p.repeatTimes == 0:
+        return make_plan(api, (), src, dst, warns)
+    r = p.repeatTimes
+    last = p.startIndex + sgn * (r - 1) * p.srcStride
+    if last < 0:
+        raise RangeError(f"{api}: addrMode=1 (decrement) takes the source fractal index below 0: startIndex="
+                         f"{p.startIndex} - (repeatTimes-1)*srcStride = {last} fractals on {on}")
+    if product is _350:
+        warns += _350_domain(api, call, p, on)
+    sstride, dstride = sgn * p.srcStride * FRACTAL, (gap + 1) * FRACTAL
+    base = p.startIndex * FRACTAL
+    if transpose:  # dst[c][r] = src[r][c] of each 16x16 fractal
+        step = Move((base,), (0,), 2, ((r, sstride, dstride), (16, 32, 2), (16, 2, 32)))
+    else:
+        step = Move((base,), (0,), FRACTAL, ((r, sstride, dstride),))
+    return make_plan(api, (step,), src, dst, warns)
+
+
+def _350_domain(api, call, p, on) -> list:
+    """Where the Atlas 350 realisation on the 2D V2 instruction agrees with the documented mapping."""
+    conds = []
+    if call.src.phys is _GM:
+        if p.srcStride != 1:
+            conds.append(f"srcStride={p.srcStride} != 1")
+        if p.addrMode:
+            conds.append("addrMode=1")
+    elif p.ifTranspose and call.dst.phys is Phys.L0B:
+        if p.startIndex:
+            conds.append(f"startIndex={p.startIndex} != 0 with ifTranspose")
+    else:
+        if p.startIndex and p.srcStride != 1:
+            conds.append(f"startIndex={p.startIndex} != 0 and srcStride={p.srcStride} != 1")
+        if p.ifTranspose and p.dstGap:
+            conds.append(f"dstGap={p.dstGap} != 0 with ifTranspose")
+    return [f"{api}: {c}: {on} realises LoadData2DParams on the 2D V2 instruction, which moves different fractals "
+            "here; fastcopy computes the documented mapping" for c in conds]
+
+
+# -------------------------------------------------------------------------------------------------- 2D V2
+API_V2 = "LoadData(LoadData2DParamsV2)"
+
+
+def plan_load2dv2(dst, src, params):
+    pipe = core_of(API_V2, dst, src)
+    return _plan_load2dv2(params.key(), src._sig, dst._sig, pipe.product)
+
+
+@lru_cache(maxsize=4096)
+def _plan_load2dv2(pkey, src, dst, product):
+    api = API_V2
+    p = LoadData2DParamsV2(*pkey)
+    p.check_types(api, product)
+    call = Call(api, product, src, dst)
+    check_call(call, LOAD2DV2_PATHS)
+    on = f"{call.path_text} on {product}"
+    warns = sid_warning(api, p.sid, product)
+    check_range(api, "mStartPosition", p.mStartPosition, 0, 65535, "16-row fractals", product,
+                "the instruction field is 16 bits")
+    check_range(api, "kStartPosition", p.kStartPosition, 0, 65535, "fractal columns (32 bytes)", product,
+                "the instruction field is 16 bits")
+    check_range(api, "mStep", p.mStep, 0, 255, "16-row fractals", product)
+    check_range(api, "kStep", p.kStep, 0, 255, "fractal columns (32 bytes)", product)
+    check_range(api, "srcStride", p.srcStride, 0, 32767, "fractals", product, "the instruction field is int16")
+    transpose = p.ifTranspose
+    if transpose and src.phys is _GM:
+        warns.append(f"{api}: ifTranspose=true is ignored on {on} (issued with transpose off)")
+        transpose = False
+    es = src.itemsize
+    if transpose:
+        need = {1: ("mStep", 2), 4: ("kStep", 2)}.get(es)
+        if need and getattr(p, need[0]) % need[1]:
+            raise RangeError(f"{api}: {need[0]}={getattr(p, need[0])} is not a multiple of {need[1]} with "
+                             f"ifTranspose=true for {ascend_name(src.dtype)} on {on} (a transposed square needs "
+                             f"{need[1]} source fractals)")
+    ms, ks = p.mStep, p.kStep
+    if ms == 0 or ks == 0:
+        return make_plan(api, (), src, dst, warns)
+    base = (p.kStartPosition * p.srcStride + p.mStartPosition) * FRACTAL
+    if not transpose:
+        step = Move((base,), (0,), ms * FRACTAL, ((ks, p.srcStride * FRACTAL, p.dstStride * FRACTAL),))
+        overlap = ks > 1 and p.dstStride < ms
+        if overlap:
+            warns.append(overlap_warning(api, call) + f" (dstStride={p.dstStride} < mStep={ms})")
+        return make_plan(api, (step,), src, dst, warns, exact=overlap)
+    c0 = 32 // es
+    kk, mm, r, c = np.ix_(np.arange(ks), np.arange(ms), np.arange(16), np.arange(c0))
+    srcb = base + (kk * p.srcStride + mm) * FRACTAL + r * 32 + c * es
+    i, j = mm * 16 + r, kk * c0 + c  # element (i, j) of Y is element (j, i) of Y^T
+    dstb = fractal.offset("Nz", j, i, (16, c0), p.dstStride) * es + 0 * srcb
+    steps, overlap = element_steps(dstb, srcb, es)
+    if overlap:
+        warns.append(overlap_warning(api, call) + f" (dstStride={p.dstStride} is below the transposed region's "
+                     f"{-(-ks * c0 // 16)} fractals per column)")
+    return make_plan(api, steps, src, dst, warns, exact=overlap)
+
+
+# -------------------------------------------------------------------------------------------------- transpose
+API_T = "LoadDataWithTranspose"
+#: fractals per square by element size (b8: two stacked, b16: one, b32: two side by side)
+SQUARE = {1: 2, 2: 1, 4: 2}
+
+
+def plan_transpose(dst, src, params):
+    if not isinstance(params, (LoadData2dTransposeParams, LoadData2dTransposeParamsV2)):
+        raise UnsupportedError(f"{API_T}: takes LoadData2dTransposeParams or LoadData2dTransposeParamsV2, got "
+                               f"{type(params).__name__}")
+    pipe = core_of(API_T, dst, src)
+    return _plan_transpose(type(params), params.key(), src._sig, dst._sig, pipe.product)
+
+
+@lru_cache(maxsize=4096)
+def _plan_transpose(cls, pkey, src, dst, product):
+    v2 = cls is LoadData2dTransposeParamsV2
+    api = f"{API_T}({cls.__name__})"
+    p = cls(*pkey)
+    p.check_types(api, product)
+    call = Call(api, product, src, dst)
+    if product is _350 and dst.phys is Phys.L0A:
+        raise UnsupportedError(f"{api}: {product} has no LoadDataWithTranspose to A2 (L0A); only B1 -> B2")
+    check_call(call, LOAD2D_TRANSPOSE_V2_PATHS if v2 else LOAD2D_TRANSPOSE_PATHS)
+    on = f"{call.path_text} on {product}"
+    es = src.itemsize
+    n = SQUARE[es]
+    warns = []
+    if p.addrMode:
+        warns.append(f"{api}: addrMode={p.addrMode} has no effect on {on}: every implementation increments")
+    if es == 2 and p.dstFracGap:
+        warns.append(f"{api}: dstFracGap={p.dstFracGap} is ignored for 2-byte types on {on} (one fractal per "
+                     "square)")
+    if p.repeatTimes == 0:
+        return make_plan(api, (), src, dst, warns)
+    c0 = 32 // es
+    i, j, r, c = np.ix_(np.arange(p.repeatTimes), np.arange(n), np.arange(16), np.arange(c0))
+    if es == 1:
+        f, within = c // 16, (c % 16) * 32 + (16 * j + r)
+    elif es == 2:
+        f, within = 0 * c, c * 32 + r * 2
+    else:
+        f, within = r // 8, (8 * j + c) * 32 + (r % 8) * 4
+    if v2:
+        sfrac = p.startIndex + i * p.srcStride + f * (p.srcFracGap + 1)
+    else:
+        sfrac = (p.startIndex + i * p.srcStride) * n + f
+    srcb = sfrac * FRACTAL + within
+    dstb = (i * (p.dstGap + 1) + j * (p.dstFracGap + 1)) * FRACTAL + r * 32 + c * es + 0 * srcb
+    steps, overlap = element_steps(dstb, srcb, es)
+    if overlap:
+        warns.append(overlap_warning(api, call) + f" (dstGap={p.dstGap}, dstFracGap={p.dstFracGap}: the {n} "
+                     "output fractals of consecutive squares collide; dstGap = n-1 is contiguous)")
+    return make_plan(api, steps, src, dst, warns, exact=overlap)
+
+
+LOADDATA_PLANNERS[LoadData2DParams] = plan_load2d
+LOADDATA_PLANNERS[LoadData2DParamsV2] = plan_load2dv2
+
+__all__ = ["LoadData", "LoadDataWithTranspose", "LOADDATA_PLANNERS", "plan_load2d", "plan_load2dv2",
+           "plan_transpose"]

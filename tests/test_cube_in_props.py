@@ -1,0 +1,147 @@
+"""Property tests: LoadData 2D / 2D V2 / LoadDataWithTranspose through the public API == the reference oracle
+(fastcopy/reference/loaddata.py), bytes and definedness, over every product, path and element width of the
+product tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from dc_util import tensor_bytes
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fastcopy as fc
+from fastcopy.dtypes import ASCEND_DTYPES
+from fastcopy.products import (LOAD2D_ADDR_MODE, LOAD2D_PATHS, LOAD2D_TRANSPOSE_PATHS, LOAD2D_TRANSPOSE_V2_PATHS,
+                               LOAD2DV2_PATHS, Phys, Product, TPosition)
+from fastcopy.reference import loaddata as ref
+
+pytestmark = pytest.mark.filterwarnings("ignore::fastcopy.FastCopyWarning")
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+F = 512
+_INT4 = ASCEND_DTYPES["int4b_t"]
+_POS = {Phys.L1: (TPosition.A1, TPosition.B1), Phys.L0A: (TPosition.A2,), Phys.L0B: (TPosition.B2,)}
+
+
+def combos(table):
+    """(product, path, dtype) of a product table, every width represented (4-bit types excluded)."""
+    out = []
+    for product, paths in table.items():
+        for path, dtypes in paths.items():
+            for dt in sorted(dtypes - {_INT4}, key=str):
+                out.append((product, path, dt))
+    return out
+
+
+def tensor(pipe, rng, phys, dtype, nbytes, which):
+    es = dtype.itemsize
+    n = -(-nbytes // es)
+    raw = rng.integers(0, 256, n * es, dtype=np.uint8)
+    if phys is Phys.GM:
+        g = fc.GlobalTensor(raw.view(dtype), defined=False)
+        g.set_defined(rng.random(n) < 0.9)
+        return g
+    pos = _POS[phys][which % len(_POS[phys])]
+    t = pipe.alloc(pos, dtype, n)
+    t.numpy().view(np.uint8)[:] = raw
+    t.set_defined(rng.random(n) < 0.9)
+    return t
+
+
+def run_both(product, path, dtype, src_bytes, dst_bytes, call, oracle, seed):
+    rng = np.random.default_rng(seed)
+    pipe = fc.TPipe(product=product)
+    src = tensor(pipe, rng, path[0], dtype, src_bytes, seed)
+    dst = tensor(pipe, rng, path[1], dtype, dst_bytes, seed + 1)
+    s, s_def = tensor_bytes(src)
+    want, want_def = tensor_bytes(dst)
+    oracle(want, want_def, s, s_def, pipe.poison)
+    call(dst, src)
+    got, got_def = tensor_bytes(dst)
+    bad = np.flatnonzero((got != want) | (got_def != want_def))
+    assert bad.size == 0, f"{bad.size} bytes differ, first at {bad[:8]}"
+
+
+@SETTINGS
+@given(st.sampled_from(combos(LOAD2D_PATHS)), st.data())
+def test_load2d_matches_reference(combo, data):
+    product, path, dt = combo
+    es = dt.itemsize
+    l1_l0 = path[0] is Phys.L1
+    transpose = l1_l0 and es == 2 and data.draw(st.booleans())
+    decrement = path == (Phys.GM, Phys.L1) and product in LOAD2D_ADDR_MODE and data.draw(st.booleans())
+    r = data.draw(st.integers(0, 6))
+    stride = data.draw(st.integers(0, 4))
+    start = data.draw(st.integers((r - 1) * stride if decrement and r else 0, 8))
+    gap = data.draw(st.integers(0, 3))
+    p = fc.LoadData2DParams(start, r, stride, 0, gap, transpose, int(decrement))
+    hi = max(start, start + (r - 1) * stride) if r else 0
+    honour = product is not Product.ATLAS_TRAINING
+    dst_fr = ((r - 1) * ((gap if honour else 0) + 1) + 1) if r else 1
+
+    def oracle(d, d_def, s, s_def, poison):
+        ref.load2d(d, d_def, s, s_def, es=es, startIndex=start, repeatTimes=r, srcStride=stride, dstGap=gap,
+                   transpose=transpose, decrement=decrement, honour_gap=honour, poison=poison)
+
+    run_both(product, path, dt, (hi + 1) * F, dst_fr * F + data.draw(st.integers(0, 1)) * F,
+             lambda d, s: fc.LoadData(d, s, p), oracle, data.draw(st.integers(0, 2**16)))
+
+
+@SETTINGS
+@given(st.sampled_from(combos(LOAD2DV2_PATHS)), st.data())
+def test_load2dv2_matches_reference(combo, data):
+    product, path, dt = combo
+    es = dt.itemsize
+    c0 = 32 // es
+    transpose = path[0] is Phys.L1 and data.draw(st.booleans())
+    ms, ks = data.draw(st.integers(0, 4)), data.draw(st.integers(0, 4))
+    if transpose and es == 1:
+        ms -= ms % 2
+    if transpose and es == 4:
+        ks -= ks % 2
+    m0, k0 = data.draw(st.integers(0, 3)), data.draw(st.integers(0, 3))
+    stride = data.draw(st.integers(0, 8))
+    rows_t = -(-ks * c0 // 16)  # fractals per column of the transposed image
+    dstride = data.draw(st.integers(max(rows_t if transpose else ms, 0) if data.draw(st.booleans()) else 0, 9))
+    p = fc.LoadData2DParamsV2(m0, k0, ms, ks, stride, dstride, transpose, 0)
+    src_fr = ((k0 + ks - 1) * stride + m0 + ms) if ms and ks else 1
+    if transpose:
+        cols = -(-ms * 16 // c0)
+        dst_fr = (cols - 1) * dstride + rows_t if ms and ks else 1
+    else:
+        dst_fr = (ks - 1) * dstride + ms if ms and ks else 1
+
+    def oracle(d, d_def, s, s_def, poison):
+        ref.load2d_v2(d, d_def, s, s_def, es=es, mStartPosition=m0, kStartPosition=k0, mStep=ms, kStep=ks,
+                      srcStride=stride, dstStride=dstride, transpose=transpose, poison=poison)
+
+    run_both(product, path, dt, src_fr * F, max(dst_fr, 1) * F, lambda d, s: fc.LoadData(d, s, p), oracle,
+             data.draw(st.integers(0, 2**16)))
+
+
+@SETTINGS
+@given(st.sampled_from(combos(LOAD2D_TRANSPOSE_PATHS) + combos(LOAD2D_TRANSPOSE_V2_PATHS)), st.booleans(),
+       st.data())
+def test_transpose_matches_reference(combo, v2, data):
+    product, path, dt = combo
+    v2 = v2 and product is Product.ATLAS_350
+    es = dt.itemsize
+    n = {1: 2, 2: 1, 4: 2}[es]
+    r = data.draw(st.integers(0, 4))
+    start, stride = data.draw(st.integers(0, 3)), data.draw(st.integers(0, 3))
+    gap, fgap = data.draw(st.integers(0, 3)), data.draw(st.integers(0, 3))
+    sfg = data.draw(st.integers(0, 2))
+    if v2:
+        p = fc.LoadData2dTransposeParamsV2(start, r, stride, gap, fgap, sfg, 0)
+        src_fr = start + (r - 1) * stride + (n - 1) * (sfg + 1) + 1 if r else 1
+    else:
+        p = fc.LoadData2dTransposeParams(start, r, stride, gap, fgap, 0)
+        src_fr = (start + (r - 1) * stride) * n + n if r else 1
+    dst_fr = (r - 1) * (gap + 1) + (n - 1) * (fgap + 1) + 1 if r else 1
+
+    def oracle(d, d_def, s, s_def, poison):
+        ref.load2d_transpose(d, d_def, s, s_def, es=es, startIndex=start, repeatTimes=r, srcStride=stride,
+                             dstGap=gap, dstFracGap=fgap, srcFracGap=sfg if v2 else None, poison=poison)
+
+    run_both(product, path, dt, src_fr * F, dst_fr * F, lambda d, s: fc.LoadDataWithTranspose(d, s, p), oracle,
+             data.draw(st.integers(0, 2**16)))
