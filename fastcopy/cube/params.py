@@ -136,7 +136,7 @@ class LoadData3DParamsV2Pro(ParamStruct):
 
 
 class LoadDataRepeatParam(ParamStruct):
-    """``SetLoadDataRepeat``: the 3D load is repeated ``repeatTime`` times, start moved by ``repeatStride``
+    """Repeat of the 3D loads, set by ``SetLoadDataRepeat``: the 3D load is repeated ``repeatTime`` times, start moved by ``repeatStride``
     (mode 0: 16-row units along M; mode 1: C0 units along K)."""
 
     FIELDS = (
@@ -147,7 +147,7 @@ class LoadDataRepeatParam(ParamStruct):
 
 
 class LoadDataRepeatParamWithStride(ParamStruct):
-    """``SetLoadDataRepeatWithStride`` (Atlas 350): :class:`LoadDataRepeatParam` plus the destination pitch
+    """Repeat and destination pitch, set by ``SetLoadDataRepeatWithStride`` (Atlas 350): :class:`LoadDataRepeatParam` plus the destination pitch
     ``dstStride`` (fractals) that ``LoadDataWithStride`` writes with."""
 
     FIELDS = (
