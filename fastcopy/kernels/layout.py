@@ -11,14 +11,14 @@ with an optional outer batch loop ``b``::
 
 walked in tiles of ``tile_a x tile_c`` blocks (reads of one tile share cache lines and TLB entries; writes
 are ``tile_a`` sequential runs). ``nt = 1`` asks for non-temporal stores (bypassing the caches; the kernel
-then ends with a store fence); the kernel uses them only if every destination block is 32-byte aligned
-(``burst``, the destination strides and the first address multiples of 32), regular stores otherwise. All
-values in bytes. ``meta`` (int64)::
+then ends with a store fence); the kernel uses them only when the destination runs are contiguous
+(``dc == burst``, ``burst`` a multiple of 32) and each starts on a 64-byte line (regular stores otherwise:
+measured, non-temporal runs starting mid-line are slower than regular stores). All values in bytes. ``meta`` (int64)::
 
     [burst, nb, sb, db, na, sa, da, nc, sc, dc, tile_a, tile_c, b_lo, b_hi, a_lo, a_hi, nt]
 
-Dense copy: ``dst[d:d+n] = src[s:s+n]``, non-temporal for the 32-byte-aligned middle when ``nt``
-(regular stores for the head and tail).
+Dense copy: ``dst[d:d+n] = src[s:s+n]``, non-temporal for the whole 64-byte lines when ``nt`` (regular
+stores for the head and tail).
 """
 
 import numpy as np
@@ -87,29 +87,27 @@ def store_fence(typingctx):
 
 
 @njit(inline="always", boundscheck=False)
-def _block(dst, d, src, s, burst, nt):
+def _block(dst, d, src, s, burst):
+    """One block with regular stores."""
     if burst == 32:
-        if nt:
-            copy32_nt(dst, d, src, s)
-        else:
-            copy32(dst, d, src, s)
+        copy32(dst, d, src, s)
     elif burst == 64:
-        if nt:
-            copy32_nt(dst, d, src, s)
-            copy32_nt(dst, d + 32, src, s + 32)
-        else:
-            copy32(dst, d, src, s)
-            copy32(dst, d + 32, src, s + 32)
+        copy32(dst, d, src, s)
+        copy32(dst, d + 32, src, s + 32)
     else:
         k = 0
         while k + 32 <= burst:
-            if nt:
-                copy32_nt(dst, d + k, src, s + k)
-            else:
-                copy32(dst, d + k, src, s + k)
+            copy32(dst, d + k, src, s + k)
             k += 32
         if k < burst:
             memcpy_units(dst, d + k, src, s + k, burst - k)
+
+
+@njit(inline="always", boundscheck=False)
+def _block_nt(dst, d, src, s, burst):
+    """One block with non-temporal 32-byte stores (``dst[d]`` 32-byte aligned, ``burst`` a multiple of 32)."""
+    for k in range(0, burst, 32):
+        copy32_nt(dst, d + k, src, s + k)
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
@@ -121,35 +119,42 @@ def transpose_blocks(dst, dbase, src, sbase, meta):
     ta, tc = meta[T_TILE_A], meta[T_TILE_C]
     a_lo, a_hi = meta[T_A_LO], meta[T_A_HI]
     b_lo = meta[T_B_LO]
-    # non-temporal stores need every destination block 32-byte aligned: checked here, so a plan can never fault
+    # non-temporal stores: contiguous destination runs (dc == burst) that start on 64-byte lines (measured: a
+    # run starting mid-line is slower with them than without); checked here, so no plan can make them fault
     first = dst.ctypes.data + dbase + b_lo * db + a_lo * da
-    nt = meta[T_NT] != 0 and (burst | db | da | dc | first) % 32 == 0
+    nt = meta[T_NT] != 0 and dc == burst and burst % 32 == 0 and (db | da | tc * dc | first) % 64 == 0
     for ib in range(b_lo, meta[T_B_HI]):
         sbb = sbase + ib * sb
         dbb = dbase + ib * db
         for a0 in range(a_lo, a_hi, ta):
             a1 = min(a0 + ta, a_hi)
             for c0 in range(0, nc, tc):
-                c1 = min(c0 + tc, nc)
+                n = min(c0 + tc, nc) - c0
                 for ia in range(a0, a1):
                     s = sbb + ia * sa + c0 * sc
                     d = dbb + ia * da + c0 * dc
-                    for _ in range(c1 - c0):
-                        _block(dst, d, src, s, burst, nt)
-                        s += sc
-                        d += dc
+                    if nt:
+                        for _ in range(n):
+                            _block_nt(dst, d, src, s, burst)
+                            s += sc
+                            d += dc
+                    else:
+                        for _ in range(n):
+                            _block(dst, d, src, s, burst)
+                            s += sc
+                            d += dc
     if nt:
         store_fence()
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
 def copy_dense(dst, d, src, s, n, nt):
-    """``dst[d:d+n] = src[s:s+n]`` (uint8 views); ``nt``: non-temporal stores for the 32-byte-aligned middle."""
+    """``dst[d:d+n] = src[s:s+n]`` (uint8 views); ``nt``: non-temporal stores for the whole 64-byte lines."""
     if not nt or n < 256:
         memcpy_units(dst, d, src, s, n)
         return
     addr = dst.ctypes.data + d
-    head = (-addr) % 32
+    head = (-addr) % 64  # whole 64-byte lines only: a partial line stored non-temporally is read back
     memcpy_units(dst, d, src, s, head)
     k = head
     end = n - 128
@@ -159,9 +164,10 @@ def copy_dense(dst, d, src, s, n, nt):
         copy32_nt(dst, d + k + 64, src, s + k + 64)
         copy32_nt(dst, d + k + 96, src, s + k + 96)
         k += 128
-    while k + 32 <= n:
+    while k + 64 <= n:
         copy32_nt(dst, d + k, src, s + k)
-        k += 32
+        copy32_nt(dst, d + k + 32, src, s + k + 32)
+        k += 64
     memcpy_units(dst, d + k, src, s + k, n - k)
     store_fence()
 
