@@ -16,6 +16,7 @@ from .errors import (AlignmentError, CapacityError, FastCopyError, FastCopyWarni
                      ParamTypeError, RangeError, UnsupportedError)
 from .formats import from_nz, nd2nz_params, nz2nd_params, to_nz
 from .memory import GlobalTensor, LocalTensor, TPipe, current_pipe
+from .cube import dn2nz as _dn2nz
 from .ops import datacopy as _datacopy
 from .ops import nz as _nz
 from .ops import slice as _slice
@@ -35,6 +36,7 @@ register_datacopy(DataCopyParams, _datacopy.plan_data_copy)
 register_datacopy(Nd2NzParams, _nz.plan_nd2nz)
 register_datacopy(Nz2NdParamsFull, _nz.plan_nz2nd)
 register_datacopy("slice", _slice.plan_slice)
+register_datacopy(Dn2NzParams, _dn2nz.plan_dn2nz)
 _apidoc.complete(DataCopy, "DataCopy", "DataCopy(Nd2NzParams)", "DataCopy(Nz2NdParamsFull)", "DataCopy(SliceInfo)",
                  extra=_apidoc.datacopy_rules())
 _apidoc.complete(DataCopyPad, "DataCopyPad", extra=_apidoc.pad_rules())

@@ -38,6 +38,7 @@ L2 = fc.LoadData2DParams
 V2 = fc.LoadData2DParamsV2
 T1 = fc.LoadData2dTransposeParams
 T2 = fc.LoadData2dTransposeParamsV2
+DN = fc.Dn2NzParams
 
 ERRORS = [
     # (id, product, src, dst, dtype, call(dst, src), error, message fragments)
@@ -83,6 +84,23 @@ ERRORS = [
      UnsupportedError, ["LoadData2dTransposeParamsV2", "not supported on Atlas A2"]),
     ("ldwt-params", A2, "B1", "B2", "half", lambda d, s: fc.LoadDataWithTranspose(d, s, L2(0, 1, 1)),
      UnsupportedError, ["LoadDataWithTranspose", "got LoadData2DParams"]),
+    ("dn2nz-product", A2, "GM", "A1", "half", lambda d, s: fc.DataCopy(d, s, DN(1, 16, 16, 0, 16, 16, 1, 0)),
+     UnsupportedError, ["DataCopy(Dn2NzParams)", "not supported on Atlas A2"]),
+    ("dn2nz-ub", P350, "GM", "VECIN", "half", lambda d, s: fc.DataCopy(d, s, DN(1, 16, 16, 0, 16, 16, 1, 0)),
+     UnsupportedError, ["DataCopy(Dn2NzParams)", "GM->VECIN", "Atlas 350"]),
+    ("dn2nz-dtype", P350, "GM", "A1", "float64", lambda d, s: fc.DataCopy(d, s, DN(1, 16, 16, 0, 16, 16, 1, 0)),
+     UnsupportedError, ["DataCopy(Dn2NzParams)", "dtype double", "Atlas 350"]),
+    ("dn2nz-srcdvalue", P350, "GM", "A1", "half", lambda d, s: fc.DataCopy(d, s, DN(1, 16, 16, 0, 0, 16, 1, 0)),
+     RangeError, ["DataCopy(Dn2NzParams)", "srcDValue=0 is outside [1, 1099511627775] elements", "Atlas 350"]),
+    ("dn2nz-dnnum", P350, "GM", "A1", "half", lambda d, s: fc.DataCopy(d, s, DN(4096, 16, 16, 0, 16, 16, 1, 0)),
+     RangeError, ["dnNum=4096 is outside [0, 4095] matrices", "Atlas 350"]),
+    ("dn2nz-c0stride", P350, "GM", "A1", "half", lambda d, s: fc.DataCopy(d, s, DN(1, 16, 16, 0, 16, 0, 1, 0)),
+     RangeError, ["dstNzC0Stride=0 is outside [1, 16384] C0 blocks (32 bytes)", "Atlas 350"]),
+    ("dn2nz-smallc0", P350, "GM", "A1", "half",
+     lambda d, s: fc.DataCopy(d, s, DN(1, 16, 5, 0, 16, 16, 1, 0), small_c0=True),
+     RangeError, ["dValue=5 is outside [0, 4] stored GM rows with enableSmallC0", "Atlas 350"]),
+    ("dn2nz-footprint", P350, "GM", "A1", "half", lambda d, s: fc.DataCopy(d, s, DN(1, 16, 16, 0, 4096, 16, 1, 0)),
+     OutOfBoundsError, ["DataCopy(Dn2NzParams)", "read span", "source"]),
     ("loaddata-form", A2, "A1", "A2", "half", lambda d, s: fc.LoadData(d, s, fc.DataCopyParams()),
      UnsupportedError, ["LoadData: no form takes a DataCopyParams"]),
 ]
@@ -130,6 +148,14 @@ WARNINGS = [
      ["overlap", "dstGap=0, dstFracGap=0", "Atlas A2"]),
     ("ldwt-fracgap-b16", A2, "A1", "A2", "half", lambda d, s: fc.LoadDataWithTranspose(d, s, T1(0, 1, 1, 0, 2)),
      ["dstFracGap=2 is ignored for 2-byte types", "Atlas A2"]),
+    ("dn2nz-matrix-stride", P350, "GM", "A1", "half",
+     lambda d, s: fc.DataCopy(d, s, DN(2, 16, 16, 256, 16, 16, 1, 264)),
+     ["dstNzMatrixStride=264 (528 bytes) is not a multiple of 32 bytes", "512 bytes apart", "Atlas 350"]),
+    ("dn2nz-overlap", P350, "GM", "A1", "half", lambda d, s: fc.DataCopy(d, s, DN(1, 16, 32, 0, 16, 1, 1, 0)),
+     ["DataCopy(Dn2NzParams)", "overlap", "Atlas 350"]),
+    ("dn2nz-smallc0-experimental", P350, "GM", "A1", "half",
+     lambda d, s: fc.DataCopy(d, s, DN(1, 16, 3, 0, 16, 1, 1, 0), small_c0=True),
+     ["enableSmallC0 is experimental", "check it on hardware"]),
     ("ldwt-addrmode", A2, "A1", "A2", "half", lambda d, s: fc.LoadDataWithTranspose(d, s, T1(0, 1, 1, 0, 0, 1)),
      ["addrMode=1 has no effect", "Atlas A2"]),
 ]

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import fastcopy as fc
 from fastcopy.dtypes import ASCEND_DTYPES
-from fastcopy.products import (LOAD2D_ADDR_MODE, LOAD2D_PATHS, LOAD2D_TRANSPOSE_PATHS, LOAD2D_TRANSPOSE_V2_PATHS,
+from fastcopy.products import (DN2NZ_PATHS, LOAD2D_ADDR_MODE, LOAD2D_PATHS, LOAD2D_TRANSPOSE_PATHS, LOAD2D_TRANSPOSE_V2_PATHS,
                                LOAD2DV2_PATHS, Phys, Product, TPosition)
 from fastcopy.reference import loaddata as ref
 
@@ -144,4 +144,38 @@ def test_transpose_matches_reference(combo, v2, data):
                              dstGap=gap, dstFracGap=fgap, srcFracGap=sfg if v2 else None, poison=poison)
 
     run_both(product, path, dt, src_fr * F, dst_fr * F, lambda d, s: fc.LoadDataWithTranspose(d, s, p), oracle,
+             data.draw(st.integers(0, 2**16)))
+
+
+@SETTINGS
+@given(st.sampled_from(combos(DN2NZ_PATHS)), st.booleans(), st.data())
+def test_dn2nz_matches_reference(combo, small, data):
+    product, path, dt = combo
+    es = dt.itemsize
+    c0 = 32 // es
+    nd, n = data.draw(st.integers(0, 3)), data.draw(st.integers(0, 20))
+    d = data.draw(st.integers(0, 4 if small else 3 * c0 + 3))
+    sdv = data.draw(st.integers(max(n, 1), n + 5))
+    sdm = data.draw(st.integers(0, 3)) + d * sdv
+    nblk = -(-d // c0)
+    ns = data.draw(st.integers(1, 3))
+    cs = data.draw(st.integers(max(1, (n - 1) * ns + 1) if data.draw(st.booleans()) else 1, n * ns + 3))
+    mst = data.draw(st.integers(0, 16384 // max(es, 1)))
+    mst = min(mst, 16384)
+    p = fc.Dn2NzParams(nd, n, d, sdm, sdv, cs, ns, mst)
+    pitch = mst * es // 32 * 32
+    if small:
+        per = -(-n * 4 * es // 32) * 32
+    else:
+        per = ((n - 1) * ns + (nblk - 1) * cs + 1) * 32 if n and nblk else 0
+    dst_bytes = max(((nd - 1) * pitch + per) if nd else 0, 32)
+    src_bytes = max(((nd - 1) * sdm + n + (d - 1) * sdv) * es if nd and n and d else 0, es)
+
+    def oracle(dd, dd_def, s, s_def, poison):
+        from fastcopy.reference import dn2nz as dref
+        dref.dn2nz(dd, dd_def, s, s_def, es=es, dnNum=nd, nValue=n, dValue=d, srcDnMatrixStride=sdm,
+                   srcDValue=sdv, dstNzC0Stride=cs, dstNzNStride=ns, dstNzMatrixStride=mst, small_c0=small,
+                   poison=poison)
+
+    run_both(product, path, dt, src_bytes, dst_bytes, lambda dd, s: fc.DataCopy(dd, s, p, small_c0=small), oracle,
              data.draw(st.integers(0, 2**16)))

@@ -99,7 +99,7 @@ def _run(v, product):
     return dst
 
 
-IMPLEMENTED = ("LoadData(LoadData2D", "LoadDataWithTranspose")
+IMPLEMENTED = ("LoadData(LoadData2D", "LoadDataWithTranspose", "DataCopy(Dn2NzParams)")
 CASES = [(v, p) for v in VECTORS for p in v["products"] if v["api"].startswith(IMPLEMENTED)]
 
 
