@@ -200,6 +200,9 @@ def round_format(v: np.ndarray, fmt: Format) -> np.ndarray:
 
 def encode_float(v: np.ndarray, fmt: Format, ctrl48: bool, ctrl50: bool = False) -> np.ndarray:
     """Round float64 ``v`` once to ``fmt`` and apply the overflow mode; returns the unsigned bit patterns."""
+    if ctrl48 and fmt.name in ("F16", "F32") and not np.isnan(v).any():
+        with np.errstate(over="ignore"):  # the hardware casts round once, to nearest even, overflow to inf
+            return v.astype(fmt.dtype).view(fmt.uint)
     r = round_format(v, fmt)
     nan = np.isnan(v)
     neg = np.signbit(v)

@@ -1,0 +1,66 @@
+"""Mmad float numerics: exact products, float64 sums in increasing ``k``, ``C0`` added, one final rounding.
+
+:func:`matmul_rounded` returns ``encode(fl64(sum_{p<k} A[i,p]*B[p,j]) + C0[i,j])`` with the float64 sum formed
+in increasing ``p`` (each product of two inputs is exact in float64: at most 2 x 24 significant bits).
+
+Fast path: BLAS forms the sums in its own order. Two float64 summations of the same ``k`` products differ by at
+most ``2*gamma_k*sum|a*b|`` (``gamma_k = k*2^-53/(1 - k*2^-53)``), bounded with ``rowsum|A| * colmax|B|``. Where
+the final rounding maps the whole interval around the BLAS sum to one result, that result is the ordered one
+(rounding is monotone); the few elements whose interval straddles a rounding boundary are recomputed in the
+stated order. Non-finite inputs take the ordered path for everything.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels.matmul import ordered_dots, settle_f32
+
+
+def matmul_ordered(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The stated order, literally: one rank-1 update per ``p`` (each element rounded to float64 once)."""
+    acc = np.zeros((a.shape[0], b.shape[1]), np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for p in range(a.shape[1]):
+            acc += a[:, p:p + 1] * b[p:p + 1, :]
+    return acc
+
+
+def _ordered_at(a, b, rows, cols) -> np.ndarray:
+    """Ordered sums for the pairs ``(rows[q], cols[q])`` (a numba kernel: strictly left to right)."""
+    out = np.empty(rows.size, np.float64)
+    ordered_dots(a, np.ascontiguousarray(b.T), rows.astype(np.int64), cols.astype(np.int64), out)
+    return out
+
+
+def _scale(k: int) -> float:
+    """Twice ``2*gamma_k``: the bound on how far two float64 summations of ``k`` products can drift apart,
+    relative to ``sum |a*b|``, with a factor 2 for the roundings of the test itself."""
+    return 4 * (k * 2.0**-53 / (1 - k * 2.0**-53))
+
+
+def _add(s, c0):
+    return s if c0 is None else s + c0
+
+
+def matmul_rounded(a: np.ndarray, b: np.ndarray, c0, encode, f32: bool = False) -> np.ndarray:
+    """``encode(ordered_sum(a @ b) + c0)``; ``c0`` float64 array or None; ``encode`` float64 -> bit patterns;
+    ``f32``: the destination is float32 (the interval test runs in one compiled pass)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        if f32:  # one compiled pass; non-finite inputs make the interval NaN and take the ordered sum
+            s = a @ b
+            out = np.empty_like(s)
+            c = np.ascontiguousarray(c0) if c0 is not None else s
+            settle_f32(np.ascontiguousarray(a), np.ascontiguousarray(b), s, c, c0 is not None, _scale(a.shape[1]), out)
+            return encode(out)
+        if not (np.isfinite(a).all() and np.isfinite(b).all()) or (c0 is not None and not np.isfinite(c0).all()):
+            return encode(_add(matmul_ordered(a, b), c0))
+        s = a @ b
+        out = encode(_add(s, c0))
+        err = np.outer(np.abs(a).sum(axis=1), np.abs(b).max(axis=0, initial=0.0)) * _scale(a.shape[1])
+        bad = encode(_add(s - err, c0)) != encode(_add(s + err, c0))
+        if bad.any():
+            rows, cols = np.nonzero(bad)
+            exact = _ordered_at(a, b, rows, cols)
+            out[rows, cols] = encode(_add(exact, None if c0 is None else c0[rows, cols]))
+    return out
