@@ -11,6 +11,14 @@ __version__ = "0.1.0"
 
 from . import apidoc as _apidoc
 from .api import DataCopy, register_datacopy
+from .cube.mmad import Mmad
+from .cube.outparams import (CFG_COLUMN_MAJOR, CFG_NZ, CFG_ROW_MAJOR, CO2Layout, DataCopyCO12DstParams, FixpipeConfig,
+                             FixpipeParamsArch3510, FixpipeParamsC310, FixpipeParamsM300, FixpipeParamsM310,
+                             FixpipeParamsV220, MmadParams, Nz2DnParams, Nz2NdParams)
+from .cube.quant import QuantMode_t
+from .cube.state import (AscendCUtils, HF32Mode, HF32TransMode, SetFixPipeAddr, SetFixPipeClipRelu, SetFixPipeConfig,
+                         SetFixpipeNz2ndFlag, SetFixpipePreQuantFlag, SetHF32Mode, SetHF32TransMode, SetMMColumnMajor,
+                         SetMMRowMajor)
 from .dtypes import as_dtype
 from .errors import (AlignmentError, CapacityError, FastCopyError, FastCopyWarning, OutOfBoundsError, ParamError,
                      ParamTypeError, RangeError, UnsupportedError)
@@ -42,6 +50,12 @@ _apidoc.complete(DataCopy, "DataCopy", "DataCopy(Nd2NzParams)", "DataCopy(Nz2NdP
 _apidoc.complete(DataCopyPad, "DataCopyPad", extra=_apidoc.pad_rules())
 
 __all__ = [
+    # Ascend C API: the cube's compute and output side
+    "Mmad", "MmadParams", "QuantMode_t", "FixpipeParamsV220", "FixpipeParamsM300", "FixpipeParamsM310",
+    "FixpipeParamsArch3510", "FixpipeParamsC310", "Nz2NdParams", "Nz2DnParams", "FixpipeConfig", "CO2Layout",
+    "CFG_NZ", "CFG_ROW_MAJOR", "CFG_COLUMN_MAJOR", "DataCopyCO12DstParams", "SetHF32Mode", "SetHF32TransMode",
+    "HF32Mode", "HF32TransMode", "AscendCUtils", "SetFixpipePreQuantFlag", "SetFixpipeNz2ndFlag", "SetFixPipeConfig",
+    "SetFixPipeClipRelu", "SetFixPipeAddr", "SetMMRowMajor", "SetMMColumnMajor",
     # Ascend C API
     "DataCopy", "DataCopyPad", "SetPadValue", "SetLoopModePara", "ResetLoopModePara",
     "DataCopyParams", "DataCopyExtParams", "DataCopyPadExtParams", "DataCopyPadParams", "Nd2NzParams",
