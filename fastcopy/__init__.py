@@ -22,6 +22,7 @@ from .cube.state import (AscendCUtils, HF32Mode, HF32TransMode, SetFixPipeAddr, 
 from .dtypes import as_dtype
 from .errors import (AlignmentError, CapacityError, FastCopyError, FastCopyWarning, OutOfBoundsError, ParamError,
                      ParamTypeError, RangeError, UnsupportedError)
+from .explain import explain
 from .formats import from_nz, nd2nz_params, nz2nd_params, to_nz
 from .memory import GlobalTensor, LocalTensor, TPipe, current_pipe
 from .cube import dn2nz as _dn2nz
@@ -66,7 +67,7 @@ __all__ = [
     "LoadData3DParamsV2Pro", "LoadDataRepeatParam", "LoadDataRepeatParamWithStride",
     # fastcopy
     "Product", "Phys", "to_nz", "from_nz", "nd2nz_params", "nz2nd_params", "slice_infos", "as_dtype",
-    "current_pipe", "register_datacopy", "ParamStruct", "Field",
+    "current_pipe", "register_datacopy", "explain", "ParamStruct", "Field",
     "FastCopyError", "FastCopyWarning", "ParamError", "ParamTypeError", "RangeError", "AlignmentError",
     "UnsupportedError", "OutOfBoundsError", "CapacityError",
 ]

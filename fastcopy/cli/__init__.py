@@ -1,4 +1,4 @@
-"""The ``fastcopy`` command: ``run``, ``batch``, ``verify``, ``demo``, ``warmup``.
+"""The ``fastcopy`` command: ``run``, ``batch``, ``verify``, ``demo``, ``warmup``, ``explain``.
 
 Exit status: 0 success; 1 a case failed or the data differ; 2 a usage error (argparse).
 """
@@ -107,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_demo)
     p = sub.add_parser("warmup", help="compile and cache every kernel")
     p.set_defaults(func=_warmup)
+    from .explain import add_parser as _add_explain
+
+    _add_explain(sub)
     return parser
 
 

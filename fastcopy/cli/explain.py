@@ -1,0 +1,42 @@
+"""``fastcopy explain CASE [--op N] [-o FILE]``: a picture of what one op of a case does."""
+
+from __future__ import annotations
+
+import sys
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("explain", help="draw what one op of a case does (text, or PNG/SVG with matplotlib)",
+                       description="Run a case file up to one op and draw that op: source and destination as "
+                       "element grids, every destination element coloured (and numbered) by the source element "
+                       "it came from, padding (P), dummy (d) and undefined (?) elements marked, and the byte "
+                       "spans each buffer uses. Without -o: coloured text on a terminal. -o FILE.png / .svg "
+                       "needs matplotlib (pip install 'fastcopy[plot]'); -o FILE.txt writes plain text.")
+    p.add_argument("case", help="case file (.toml or .json)")
+    p.add_argument("--op", type=int, default=None, help="index in the case's ops (default: the first op that "
+                   "moves data)")
+    p.add_argument("--point", type=int, default=0, help="sweep point (default 0)")
+    p.add_argument("-o", "--output", default=None, help="write FILE.png, FILE.svg or FILE.txt instead of printing")
+    p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="ANSI colours in text "
+                   "output (default: when stdout is a terminal)")
+    p.add_argument("--max-rows", type=int, default=None, help="grid rows drawn per tensor (default 48)")
+    p.set_defaults(func=main_explain)
+
+
+def main_explain(args) -> int:
+    from ..errors import FastCopyError
+    from ..explain.case import explain_case
+    from ..golden import CaseError
+
+    try:
+        ex = explain_case(args.case, args.op, args.point, args.max_rows)
+        if args.output:
+            ex.save(args.output)
+            print(f"fastcopy explain: wrote {args.output} ({ex.call})")
+        else:
+            color = {"always": True, "never": False}.get(args.color, sys.stdout.isatty())
+            print(ex.text(color=color))
+    except (CaseError, FastCopyError) as exc:
+        print(f"fastcopy explain: {exc}", file=sys.stderr)
+        return 1
+    return 0

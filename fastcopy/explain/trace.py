@@ -1,0 +1,216 @@
+"""Where every destination element of one call comes from, found by running the call itself on tagged data.
+
+The call runs again in a scratch TPipe of the same product (same capacities, poison byte and per-core state:
+pad register, loop mode) on copies of its tensors at the same addresses: the source holds element indices
+("tags"), the destination a known background. Comparing a few such runs classifies every destination element
+exactly as the emulation does, so a picture can never disagree with it:
+
+* copied: its value follows the source tags (it is source element ``origin``);
+* fill: the same value whatever the source holds (padding, zero pad, pad register, ``paddingValue``);
+* undefined: the call left it undefined (``defined()`` is False);
+* untouched: it still holds the background of each run.
+
+Tags are bit patterns of the element's width (several runs, one per base-``2**(8*es)`` digit, when the source
+has more elements than one digit can number); the dtype-widening L1 -> BiasTable copy is tagged with small
+integers that convert exactly. Nothing of the caller's tensors or TPipe is read for data or written.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..memory import GlobalTensor, TPipe
+
+UNTOUCHED, COPY, FILL, UNDEFINED = 0, 1, 2, 3
+KIND_NAMES = {UNTOUCHED: "untouched", COPY: "copied", FILL: "fill", UNDEFINED: "undefined"}
+
+_BG = (0x5A, 0x3C)  # background bytes of the two classifying runs (not complements of each other)
+
+
+@dataclass
+class Operand:
+    """What a picture shows of one tensor: where it sits and how big it is."""
+
+    role: str  # "src" / "dst"
+    position: str
+    phys: str
+    dtype: np.dtype
+    dtype_name: str
+    size: int  # elements
+    offset: int  # byte address in its buffer (GM: in the array)
+    capacity: int | None  # bytes of the physical buffer (GM: the array's bytes)
+    shape: tuple = ()  # GM: the numpy array's shape
+
+
+@dataclass
+class Trace:
+    """The result of :func:`trace`: per destination element its kind, origin (source element) and fill value."""
+
+    api: str
+    product: str
+    src: Operand
+    dst: Operand
+    kind: np.ndarray  # uint8 per destination element (UNTOUCHED, COPY, FILL, UNDEFINED)
+    origin: np.ndarray  # int64 per destination element: source element index, -1 if not copied
+    fill: np.ndarray  # per destination element: the fill value (destination dtype), meaningful where FILL
+    read: np.ndarray  # bool per source element: read by the call (copied somewhere)
+    warnings: list = field(default_factory=list)
+
+    @property
+    def written(self) -> np.ndarray:
+        return self.kind != UNTOUCHED
+
+
+def operand(role: str, t) -> Operand:
+    from ..dtypes import ascend_name
+
+    mem = t.memory
+    if t.is_global:
+        cap = mem.data.size
+        shape = tuple(t.shape)
+    else:
+        cap = t.pipe.capacities.get(mem.phys)
+        shape = ()
+    return Operand(role, str(t.position), str(mem.phys), t.dtype, ascend_name(t.dtype), t.size, t.offset, cap,
+                   shape)
+
+
+def _scratch_pipe(pipe) -> TPipe:
+    last = TPipe._last  # a scratch core must not become the user's current core
+    try:
+        s = TPipe(product=pipe.product, capacities=dict(pipe.capacities), poison=pipe.poison)
+    finally:
+        TPipe._last = last
+    s.state = copy.deepcopy({k: v for k, v in pipe.state.items() if k != "pad_workspace"})
+    return s
+
+
+def _pipe_of(dst, src):
+    for t in (dst, src):
+        if not t.is_global:
+            return t.pipe
+    raise ValueError("explain: one operand must be a LocalTensor")
+
+
+def _clone(t, pipe: TPipe, fill_bytes: np.ndarray | None):
+    """A tensor like ``t`` in the scratch world, all defined, holding ``fill_bytes`` (its own bytes)."""
+    if t.is_global:
+        nbytes = t.memory.data.size
+        nbytes += -nbytes % t.dtype.itemsize
+        raw = np.zeros(nbytes, np.uint8)
+        arr = raw.view(t.dtype)
+        base = GlobalTensor(arr.reshape(t.shape) if t.offset == 0 and arr.size == np.prod(t.shape) else arr)
+        out = base[t.offset // t.dtype.itemsize] if t.offset else base
+    else:
+        out = pipe.alloc(t.position, t.dtype, t.size, t.offset)
+    if fill_bytes is not None:
+        out.numpy().reshape(-1).view(np.uint8)[:] = fill_bytes
+    out.set_defined()
+    return out
+
+
+def _uint(dtype: np.dtype):
+    return np.dtype(f"u{dtype.itemsize}")
+
+
+def _run(func, dst, src, args, kwargs, src_bytes, bg_byte):
+    pipe = _scratch_pipe(_pipe_of(dst, src))
+    s = _clone(src, pipe, src_bytes)
+    d_bytes = np.full(dst.nbytes, bg_byte, np.uint8)
+    if dst.memory is src.memory and not dst.is_global:  # one buffer: place the destination after the source
+        d = pipe.alloc(dst.position, dst.dtype, dst.size, dst.offset)
+        lo, hi = s.offset, s.offset + s.nbytes
+        d_view = d.numpy().reshape(-1).view(np.uint8)
+        keep = np.arange(d.offset, d.offset + d.nbytes)
+        mask = (keep < lo) | (keep >= hi)
+        d_view[mask] = bg_byte
+        d.set_defined()
+    else:
+        d = _clone(dst, pipe, d_bytes)
+    kwargs = dict(kwargs)
+    if kwargs.get("workspace") is not None:
+        kwargs["workspace"] = None
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        with pipe:
+            func(d, s, *args, **kwargs)
+    values = np.array(d.numpy(), copy=True).reshape(-1)
+    return values, np.asarray(d.defined()).reshape(-1).copy(), [str(w.message) for w in got]
+
+
+def _digits(n: int, base: int) -> int:
+    k, top = 1, n + 1
+    while top >= base:
+        top //= base
+        k += 1
+    return k
+
+
+def trace(func, dst, src, *args, **kwargs) -> Trace:
+    """Classify every element of ``dst`` for the call ``func(dst, src, *args, **kwargs)`` (run in scratch)."""
+    n = src.size
+    idx = np.arange(n, dtype=np.uint64) + 1  # tag 0 is never an index: a zero fill is not element 0
+    convert = src.dtype != dst.dtype
+    if convert:  # L1 -> BiasTable widening: small integers convert exactly
+        base, tag_dt = 256, src.dtype
+
+        def encode(d):
+            return d.astype(np.float64).astype(tag_dt).view(np.uint8)
+
+        def decode(v):
+            return np.rint(v.astype(np.float64)).astype(np.int64) & 0xFF
+
+        def complement(d):
+            return (base - 1) - d
+    else:
+        bits = 8 * src.dtype.itemsize
+        base, ut = 1 << bits, _uint(src.dtype)
+        ones = np.iinfo(ut).max
+
+        def encode(d):
+            return d.astype(ut).view(np.uint8)
+
+        def decode(v):
+            return v.view(_uint(dst.dtype)).astype(np.uint64).astype(np.int64)
+
+        def complement(d):
+            return np.bitwise_xor(d.astype(ut), ut.type(ones))
+
+    shift = 8 if convert else min(8 * src.dtype.itemsize, 63)
+    digit0 = idx & np.uint64(base - 1) if base < 2**64 else idx
+    ud = _uint(dst.dtype)
+    v0, def0, msgs = _run(func, dst, src, args, kwargs, encode(digit0), _BG[0])
+    vc, defc, _ = _run(func, dst, src, args, kwargs, encode(complement(digit0)), _BG[1])
+    u0, uc = v0.view(ud), vc.view(ud)
+    ub0, ub1 = (np.full(dst.dtype.itemsize, b, np.uint8).view(ud)[0] for b in _BG)
+    undefined = ~(def0 & defc)
+    untouched = (u0 == ub0) & (uc == ub1) & ~undefined
+    if convert:
+        d0, dc = decode(v0), decode(vc)
+        copied = (d0 + dc == base - 1) & np.isfinite(v0.astype(np.float64)) & (v0 != vc)
+    else:
+        copied = uc == np.bitwise_xor(u0, ud.type(np.iinfo(ud).max))
+    copied &= ~undefined & ~untouched
+    filled = ~(undefined | untouched | copied)
+    kind = np.full(dst.size, UNTOUCHED, np.uint8)
+    kind[copied] = COPY
+    kind[filled] = FILL
+    kind[undefined] = UNDEFINED
+    origin = np.full(dst.size, -1, np.int64)
+    tag = decode(v0)[copied]
+    for r in range(1, _digits(n, base)):
+        digit = (idx >> np.uint64(shift * r)) & np.uint64(base - 1)
+        vr, _, _ = _run(func, dst, src, args, kwargs, encode(digit), _BG[0])
+        tag = tag + (decode(vr)[copied] << (shift * r))
+    origin[copied] = tag - 1
+    read = np.zeros(n, bool)
+    good = (origin >= 0) & (origin < n)
+    read[origin[good]] = True
+    pipe = _pipe_of(dst, src)
+    api = getattr(func, "__name__", str(func))
+    return Trace(api, pipe.product.display_name, operand("src", src), operand("dst", dst), kind, origin,
+                 v0, read, msgs)
