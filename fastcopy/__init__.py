@@ -11,6 +11,7 @@ __version__ = "0.1.0"
 
 from . import apidoc as _apidoc
 from .api import DataCopy, register_datacopy
+from .cube.fixpipe import DataCopyCO12, Fixpipe
 from .cube.mmad import Mmad
 from .cube.outparams import (CFG_COLUMN_MAJOR, CFG_NZ, CFG_ROW_MAJOR, CO2Layout, DataCopyCO12DstParams, FixpipeConfig,
                              FixpipeParamsArch3510, FixpipeParamsC310, FixpipeParamsM300, FixpipeParamsM310,
@@ -45,6 +46,7 @@ register_datacopy(DataCopyParams, _datacopy.plan_data_copy)
 register_datacopy(Nd2NzParams, _nz.plan_nd2nz)
 register_datacopy(Nz2NdParamsFull, _nz.plan_nz2nd)
 register_datacopy("slice", _slice.plan_slice)
+register_datacopy(DataCopyCO12DstParams, DataCopyCO12, direct=True)
 register_datacopy(Dn2NzParams, _dn2nz.plan_dn2nz)
 _apidoc.complete(DataCopy, "DataCopy", "DataCopy(Nd2NzParams)", "DataCopy(Nz2NdParamsFull)", "DataCopy(SliceInfo)",
                  extra=_apidoc.datacopy_rules())
@@ -52,7 +54,7 @@ _apidoc.complete(DataCopyPad, "DataCopyPad", extra=_apidoc.pad_rules())
 
 __all__ = [
     # Ascend C API: the cube's compute and output side
-    "Mmad", "MmadParams", "QuantMode_t", "FixpipeParamsV220", "FixpipeParamsM300", "FixpipeParamsM310",
+    "Mmad", "MmadParams", "Fixpipe", "QuantMode_t", "FixpipeParamsV220", "FixpipeParamsM300", "FixpipeParamsM310",
     "FixpipeParamsArch3510", "FixpipeParamsC310", "Nz2NdParams", "Nz2DnParams", "FixpipeConfig", "CO2Layout",
     "CFG_NZ", "CFG_ROW_MAJOR", "CFG_COLUMN_MAJOR", "DataCopyCO12DstParams", "SetHF32Mode", "SetHF32TransMode",
     "HF32Mode", "HF32TransMode", "AscendCUtils", "SetFixpipePreQuantFlag", "SetFixpipeNz2ndFlag", "SetFixPipeConfig",

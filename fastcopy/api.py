@@ -12,8 +12,15 @@ from .execute import execute
 _DATACOPY_PLANNERS: dict = {}
 
 
-def register_datacopy(kind, planner) -> None:
-    """Register the planner of a ``DataCopy`` form: ``kind`` is a params class, ``"count"`` or ``"slice"``."""
+_DATACOPY_DIRECT: dict = {}
+
+
+def register_datacopy(kind, planner, direct: bool = False) -> None:
+    """Register the planner of a ``DataCopy`` form: ``kind`` is a params class, ``"count"`` or ``"slice"``.
+    ``direct``: ``planner`` is the whole operation (validates and writes itself; compute forms out of L0C)."""
+    if direct:
+        _DATACOPY_DIRECT[kind] = planner
+        return
     _DATACOPY_PLANNERS[kind] = planner
     if kind == "count":
         _DATACOPY_PLANNERS[int] = planner  # the common case, found without the ABC check
@@ -65,6 +72,9 @@ def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
     core's poison byte and are marked in ``tensor.defined()``. Set up per-core state with
     :func:`SetLoopModePara` (Atlas 350). Full description: docs/semantics.md.
     """
+    direct = _DATACOPY_DIRECT.get(type(arg))
+    if direct is not None:
+        return direct(dst, src, arg, *rest, **kwargs)
     planner = _DATACOPY_PLANNERS.get(type(arg)) or _DATACOPY_PLANNERS.get(_kind_of(arg))
     if planner is None:
         forms = ", ".join(k if isinstance(k, str) else k.__name__ for k in _DATACOPY_PLANNERS)

@@ -17,7 +17,6 @@ the row of A, the column of B and ``C0`` are.
 
 from __future__ import annotations
 
-import numpy as np
 
 from . import cube_quant
 
