@@ -130,8 +130,22 @@ class _Tensor:
         return self.memory.data[self.offset:self.offset + self.nbytes]
 
     def numpy(self) -> np.ndarray:
-        """A writable view of the tensor's elements (flat). Mark what you write with :meth:`set_defined`."""
+        """A view of the tensor's elements (flat), for reading. Writing through it changes the data but NOT the
+        definedness: elements stay undefined (and a golden of them is empty). To write computed values, use
+        ``tensor[...] = values`` (or ``tensor[i:j] = ...``, ``SetValue``), which marks them defined; after a raw
+        write through this view, call :meth:`set_defined`."""
         return self._bytes().view(self.dtype)
+
+    def __setitem__(self, key, values) -> None:
+        """``t[...] = values`` / ``t[i:j] = values`` / ``t[i] = v``: write computed values (numpy indexing of
+        :meth:`numpy`'s view, shaped for a whole GlobalTensor) and mark exactly those elements defined."""
+        view = self.numpy()
+        view[key] = values
+        plane = self.memory.plane
+        if plane is not None:
+            es = self.dtype.itemsize
+            pv = plane[self.offset:self.offset + self.nbytes].reshape(*view.shape, es)
+            pv[key] = 1
 
     def defined(self) -> np.ndarray:
         """Bool array, one per element: True where every byte of the element holds defined data."""

@@ -56,6 +56,22 @@ class Result:
     outputs: dict  # buffer name -> (data array, defined mask as uint8 array), shaped like the buffer
     placement: dict  # local buffer name -> (physical buffer name, byte address)
     warnings: dict = field(default_factory=dict)  # op index -> [messages]
+    notes: list = field(default_factory=list)  # warnings about the whole program (undefined output elements)
+    empty: list = field(default_factory=list)  # outputs with no defined element (an error when writing)
+
+    def check(self, strict: bool = False) -> None:
+        """Raise :class:`CaseRunError` when an output has no defined element, or (``strict``) on any warning."""
+        if self.empty:
+            raise CaseRunError(self.program, None, FastCopyError(
+                f"output {self.empty[0]!r} has no defined element: nothing was written to it (is its CopyOut "
+                "missing, or does an op write another buffer?)"), f"outputs.{self.empty[0]}")
+        warns = self.all_warnings()
+        if strict and warns:
+            raise CaseRunError(self.program, None, FastCopyError(f"{len(warns)} warning(s) with --strict: "
+                                                                 f"{warns[0]}"), "warnings")
+
+    def all_warnings(self) -> list:
+        return [f"ops[{i}]: {m}" for i, ms in sorted(self.warnings.items()) for m in ms] + list(self.notes)
 
 
 def build_arg(arg: Arg, dtype=None):
@@ -82,6 +98,7 @@ def run_program(prog: Program) -> Result:
     except FastCopyError as exc:
         raise CaseRunError(prog, None, exc, "capacities") from exc
     tensors, inputs, placement = {}, {}, {}
+    written = written_buffers(prog)
     for buf in prog.buffers:
         try:
             if buf.gm:
@@ -90,7 +107,8 @@ def run_program(prog: Program) -> Result:
                     arr = arr.reshape(buf.shape)
                 else:
                     arr = generate(buf, prog.seed, prog.file)
-                    inputs[buf.name] = arr.copy()
+                    # the input file holds the initial contents: a copy only when an op may change them
+                    inputs[buf.name] = arr.copy() if buf.name in written else arr
                 tensors[buf.name] = GlobalTensor(arr, defined=buf.init is not None)
             else:
                 t = pipe.alloc(buf.position, buf.np_dtype, buf.size, buf.addr)
@@ -131,13 +149,33 @@ def run_program(prog: Program) -> Result:
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             if msgs:
                 caught[op.index] = msgs
-    outputs = {}
+    outputs, notes, empty = collect_outputs(prog, tensors)
+    return Result(prog, inputs, outputs, placement, caught, notes, empty)
+
+
+def written_buffers(prog: Program) -> set:
+    """Names of the buffers some op (or the compute step) may write."""
+    out = {op.dst.name for op in prog.ops if op.dst is not None}
+    return out | set(getattr(prog, "writes", ()) or ())
+
+
+def collect_outputs(prog: Program, tensors: dict):
+    """(outputs, notes, empty): each output's data (a view, no copy) and uint8 mask; undefined elements the case
+    did not allow (``allow_undefined``) give a note (a warning); outputs with no defined element."""
+    outputs, notes, empty = {}, [], []
     for out in prog.outputs:
         buf, t = prog.buffer(out.buffer), tensors[out.buffer]
-        data = np.array(t.numpy(), copy=True).reshape(buf.shape)
-        mask = np.asarray(t.defined()).reshape(buf.shape).astype(np.uint8)
+        data = np.ascontiguousarray(t.numpy()).reshape(buf.shape)
+        defined = np.ascontiguousarray(t.defined())
+        mask = defined.view(np.uint8).reshape(buf.shape)
+        n_def = int(np.count_nonzero(mask))
+        if mask.size and not n_def:
+            empty.append(out.buffer)
+        elif n_def < mask.size and not out.allow_undefined:
+            notes.append(f"output {out.buffer}: {mask.size - n_def} of {mask.size} elements are undefined (never "
+                         "written); set allow_undefined = true on the output if the kernel leaves them on purpose")
         outputs[out.buffer] = (data, mask)
-    return Result(prog, inputs, outputs, placement, caught)
+    return outputs, notes, empty
 
 
 def _operand(tensors: dict, ref):

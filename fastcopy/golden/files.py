@@ -11,29 +11,15 @@ Nothing time- or machine-dependent goes into the manifest: the same case and see
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 
 import numpy as np
 
 from ..dtypes import ascend_name
+from .store import FolderWriter, GoldenWriteError, check_collisions, safe_component, sha256_of
 
 MANIFEST_FORMAT = 1
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _write(path: str, data: bytes) -> None:
-    try:
-        fh = open(path, "wb")
-    except FileNotFoundError:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fh = open(path, "wb")
-    with fh:
-        fh.write(data)
 
 
 def _versions() -> dict:
@@ -44,65 +30,89 @@ def _versions() -> dict:
     return {"fastcopy": __version__, "numpy": np.__version__, "ml_dtypes": ml_dtypes.__version__}
 
 
-def _entry(name, role, arr: np.ndarray, file: str, data: bytes, **extra) -> dict:
+def _entry(name, role, arr: np.ndarray, file: str, **extra) -> dict:
     e = {"name": name, "role": role, "dtype": ascend_name(arr.dtype), "numpy_dtype": str(arr.dtype),
-         "shape": list(arr.shape), "file": file, "bytes": len(data), "sha256": _sha256(data)}
+         "shape": list(arr.shape), "file": file, "bytes": int(arr.nbytes), "sha256": sha256_of(arr)}
     e.update(extra)
     return e
 
 
-def write_result(result, directory: str) -> dict:
-    """Write a :class:`fastcopy.golden.engine.Result` into ``directory``; return the manifest."""
+def result_files(prog) -> list:
+    """Every file (relative path) a program writes, manifest included, in writing order."""
+    files = [f"input/{b.file}.bin" for b in prog.buffers if b.gm and b.init is not None]
+    for o in prog.outputs:
+        files += [o.file, o.mask]
+    return files + ["manifest.json"]
+
+
+def write_result(result, directory: str, allow_empty: bool = False) -> dict:
+    """Write a :class:`fastcopy.golden.engine.Result` as the golden folder ``directory`` (replacing it as a whole;
+    see :mod:`fastcopy.golden.store`); return the manifest. An output with no defined element is an error
+    (:class:`CaseRunError`) unless ``allow_empty``."""
     prog = result.program
+    if not allow_empty:
+        result.check()
+    check_collisions(result_files(prog), f"{prog.file}: ")
     outs = {o.buffer: o for o in prog.outputs}
-    for sub in ({"input"} if result.inputs else set()) | {os.path.dirname(o.file) for o in prog.outputs}:
-        os.makedirs(os.path.join(directory, sub), exist_ok=True)
     entries, files = [], []
-    for buf in prog.buffers:
-        if buf.name in result.inputs:
-            arr = result.inputs[buf.name]
-            data = arr.tobytes()
-            rel = f"input/{buf.file}.bin"
-            _write(os.path.join(directory, rel), data)
-            files.append(rel)
-            entries.append(_entry(buf.name, "input", arr, rel, data, position="GM", init=_init_record(buf.init)))
-        if buf.name in outs:
-            o = outs[buf.name]
-            arr, mask = result.outputs[buf.name]
-            data, mbytes = arr.tobytes(), mask.tobytes()
-            _write(os.path.join(directory, o.file), data)
-            _write(os.path.join(directory, o.mask), mbytes)
-            files += [o.file, o.mask]
-            extra = {"position": buf.position, "mask": o.mask, "mask_sha256": _sha256(mbytes),
-                     "elements": int(mask.size), "defined": int(np.count_nonzero(mask))}
-            if not buf.gm:
-                extra["buffer"], extra["addr"] = result.placement[buf.name]
-            entries.append(_entry(buf.name, "output", arr, o.file, data, **extra))
-        if not buf.gm and buf.name not in outs:
-            phys, addr = result.placement[buf.name]
-            entries.append({"name": buf.name, "role": "local", "dtype": buf.dtype,
-                            "numpy_dtype": str(buf.np_dtype), "shape": list(buf.shape), "position": buf.position,
-                            "buffer": phys, "addr": addr, **({"init": _init_record(buf.init)} if buf.init else {})})
-        elif buf.gm and buf.name not in outs and buf.name not in result.inputs:
-            entries.append({"name": buf.name, "role": "scratch", "dtype": buf.dtype,
-                            "numpy_dtype": str(buf.np_dtype), "shape": list(buf.shape), "position": "GM"})
-    manifest = {
-        "format": MANIFEST_FORMAT,
-        **_versions(),
-        "case": {"name": prog.name, "file": os.path.basename(prog.file), "sha256": prog.source_sha256,
-                 "point": prog.index, "values": prog.values},
-        "description": prog.description,
-        "product": prog.product,
-        "product_name": _product_name(prog.product),
-        "seed": prog.seed,
-        "seed_source": prog.seed_source,
-        "poison": prog.poison,
-        "buffers": entries,
-        "ops": [_op_record(op, result.warnings.get(op.index, [])) for op in prog.ops],
-        "files": files + ["manifest.json"],
-    }
-    _write_manifest(directory, manifest)
+    with FolderWriter(directory) as w:
+        for buf in prog.buffers:
+            if buf.name in result.inputs:
+                arr = result.inputs[buf.name]
+                rel = f"input/{buf.file}.bin"
+                w.write(rel, arr)
+                files.append(rel)
+                entries.append(_entry(buf.name, "input", arr, rel, position="GM", init=_init_record(buf.init)))
+            if buf.name in outs:
+                o = outs[buf.name]
+                arr, mask = result.outputs[buf.name]
+                w.write(o.file, arr)
+                w.write(o.mask, mask)
+                files += [o.file, o.mask]
+                extra = {"position": buf.position, "mask": o.mask, "mask_sha256": sha256_of(mask),
+                         "elements": int(mask.size), "defined": int(np.count_nonzero(mask))}
+                extra.update(o.record())
+                if not buf.gm:
+                    extra["buffer"], extra["addr"] = result.placement[buf.name]
+                entries.append(_entry(buf.name, "output", arr, o.file, **extra))
+            if not buf.gm and buf.name not in outs:
+                phys, addr = result.placement[buf.name]
+                entries.append({"name": buf.name, "role": "local", "dtype": buf.dtype,
+                                "numpy_dtype": str(buf.np_dtype), "shape": list(buf.shape),
+                                "position": buf.position, "buffer": phys, "addr": addr,
+                                **({"init": _init_record(buf.init)} if buf.init else {})})
+            elif buf.gm and buf.name not in outs and buf.name not in result.inputs:
+                entries.append({"name": buf.name, "role": "scratch", "dtype": buf.dtype,
+                                "numpy_dtype": str(buf.np_dtype), "shape": list(buf.shape), "position": "GM"})
+        manifest = {
+            "format": MANIFEST_FORMAT,
+            **_versions(),
+            "case": {"name": prog.name, "file": os.path.basename(prog.file), "sha256": prog.source_sha256,
+                     "point": prog.index, "values": prog.values},
+            "description": prog.description,
+            "product": prog.product,
+            "product_name": _product_name(prog.product),
+            "seed": prog.seed,
+            "seed_source": prog.seed_source,
+            "poison": prog.poison,
+            **program_extras(prog),
+            "buffers": entries,
+            "ops": [_op_record(op, result.warnings.get(op.index, [])) for op in prog.ops],
+            **({"warnings": list(result.notes)} if result.notes else {}),
+            "files": files + ["manifest.json"],
+        }
+        w.write("manifest.json", manifest_text(manifest).encode("utf-8"))
     return manifest
+
+
+def program_extras(prog) -> dict:
+    """Manifest keys of the newer case features (only when used, so older manifests stay the same)."""
+    out = {}
+    for key in ("blocks", "compute"):
+        v = getattr(prog, key, None)
+        if v:
+            out[key] = v
+    return out
 
 
 def manifest_text(manifest: dict) -> str:
@@ -119,10 +129,6 @@ def manifest_text(manifest: dict) -> str:
         else:
             lines.append(f" {dumps(k)}: {dumps(v)}")
     return "{\n" + ",\n".join(lines) + "\n}\n"
-
-
-def _write_manifest(directory: str, manifest: dict) -> None:
-    _write(os.path.join(directory, "manifest.json"), manifest_text(manifest).encode("utf-8"))
 
 
 def _json_default(v):
@@ -165,49 +171,76 @@ def _op_record(op, warns) -> dict:
 
 # --------------------------------------------------------------------------------------------- Python path
 def write_golden(directory: str, inputs: dict, outputs: dict, *, product=None, seed=None, name: str = "golden",
-                 description: str = "", ops=()) -> dict:
+                 description: str = "", ops=(), allow_undefined=False) -> dict:
     """Write a golden folder from a program built in Python with the tensor API.
 
     ``inputs``: name -> array (written to ``input/<name>.bin``). ``outputs``: name -> GlobalTensor / LocalTensor
     (data and definedness taken from it) or ``(array, defined_mask)`` or a plain array (all defined). One output
     goes to ``output/golden.bin``, several to ``output/<name>.bin``; masks beside them. ``ops``: free-form
     records for the manifest (e.g. ``[{"api": "DataCopy", "params": {"count": 512}}]``). Returns the manifest.
+
+    An output with no defined element is an error (a CopyOut forgotten, or values written through ``.numpy()``
+    without :meth:`set_defined`; write computed values with ``tensor[...] = values``, which marks them defined).
+    An output with some undefined elements gives a :class:`FastCopyWarning` unless ``allow_undefined`` is True
+    (or a collection of the output names that may have them). The folder is replaced as a whole, atomically.
     """
+    import warnings
+
+    from ..errors import FastCopyWarning
     from ..products import Product
 
-    entries, files = [], []
-    for nm, arr in inputs.items():
-        arr = np.ascontiguousarray(arr)
-        data = arr.tobytes()
-        rel = f"input/{nm}.bin"
-        _write(os.path.join(directory, rel), data)
-        files.append(rel)
-        entries.append(_entry(nm, "input", arr, rel, data, position="GM"))
+    for nm in list(inputs) + list(outputs):
+        if not isinstance(nm, str) or safe_component(nm) != nm:
+            raise GoldenWriteError(f"write_golden: {nm!r} is not a plain file name (letters, digits, _ . -)")
+    rels = [f"input/{nm}.bin" for nm in inputs]
+    bases = {nm: ("golden" if len(outputs) == 1 else nm) for nm in outputs}
+    for nm in outputs:
+        rels += [f"output/{bases[nm]}.bin", f"output/{bases[nm]}.mask.bin"]
+    check_collisions(rels + ["manifest.json"], "write_golden: ")
+    arrays = {}
     for nm, out in outputs.items():
         arr, mask = _output_arrays(out)
-        base = "golden" if len(outputs) == 1 else nm
-        rel, mrel = f"output/{base}.bin", f"output/{base}.mask.bin"
-        data, mbytes = arr.tobytes(), mask.tobytes()
-        _write(os.path.join(directory, rel), data)
-        _write(os.path.join(directory, mrel), mbytes)
-        files += [rel, mrel]
-        entries.append(_entry(nm, "output", arr, rel, data, mask=mrel, mask_sha256=_sha256(mbytes),
-                              elements=int(mask.size), defined=int(np.count_nonzero(mask))))
-    prod = Product.get(product) if product is not None else None
-    manifest = {
-        "format": MANIFEST_FORMAT,
-        **_versions(),
-        "case": {"name": name, "file": None, "sha256": "", "point": None, "values": {}},
-        "description": description,
-        "product": prod.name if prod else None,
-        "product_name": prod.display_name if prod else None,
-        "seed": seed,
-        "seed_source": "python" if seed is not None else None,
-        "buffers": entries,
-        "ops": list(ops),
-        "files": files + ["manifest.json"],
-    }
-    _write_manifest(directory, manifest)
+        defined = int(np.count_nonzero(mask))
+        if mask.size and not defined:
+            raise GoldenWriteError(f"write_golden: output {nm!r} has no defined element (was it never written? "
+                                   "values written through .numpy() are not marked defined: write them with "
+                                   "tensor[...] = values, or call set_defined())")
+        allowed = allow_undefined is True or (not isinstance(allow_undefined, bool) and nm in allow_undefined)
+        if defined < mask.size and not allowed:
+            warnings.warn(f"write_golden: output {nm!r} has {mask.size - defined} undefined of {mask.size} elements "
+                          "(pass allow_undefined=True when the kernel leaves them unwritten on purpose)",
+                          FastCopyWarning, stacklevel=2)
+        arrays[nm] = (arr, mask, defined)
+    entries, files = [], []
+    with FolderWriter(directory) as w:
+        for nm, arr in inputs.items():
+            arr = np.ascontiguousarray(arr)
+            rel = f"input/{nm}.bin"
+            w.write(rel, arr)
+            files.append(rel)
+            entries.append(_entry(nm, "input", arr, rel, position="GM"))
+        for nm, (arr, mask, defined) in arrays.items():
+            rel, mrel = f"output/{bases[nm]}.bin", f"output/{bases[nm]}.mask.bin"
+            w.write(rel, arr)
+            w.write(mrel, mask)
+            files += [rel, mrel]
+            entries.append(_entry(nm, "output", arr, rel, mask=mrel, mask_sha256=sha256_of(mask),
+                                  elements=int(mask.size), defined=defined))
+        prod = Product.get(product) if product is not None else None
+        manifest = {
+            "format": MANIFEST_FORMAT,
+            **_versions(),
+            "case": {"name": name, "file": None, "sha256": "", "point": None, "values": {}},
+            "description": description,
+            "product": prod.name if prod else None,
+            "product_name": prod.display_name if prod else None,
+            "seed": seed,
+            "seed_source": "python" if seed is not None else None,
+            "buffers": entries,
+            "ops": list(ops),
+            "files": files + ["manifest.json"],
+        }
+        w.write("manifest.json", manifest_text(manifest).encode("utf-8"))
     return manifest
 
 
@@ -215,12 +248,20 @@ def _output_arrays(out):
     from ..memory import _Tensor
 
     if isinstance(out, _Tensor):
-        data = np.array(out.numpy(), copy=True)
-        return data, np.asarray(out.defined()).reshape(data.shape).astype(np.uint8)
+        data = np.ascontiguousarray(out.numpy())
+        return data, _mask_u8(out.defined()).reshape(data.shape)
     if isinstance(out, tuple):
         data, mask = np.ascontiguousarray(out[0]), np.asarray(out[1])
         if mask.size != data.size:
             raise ValueError(f"write_golden: mask has {mask.size} elements, the data {data.size}")
-        return data, mask.reshape(data.shape).astype(np.uint8)
+        return data, _mask_u8(mask).reshape(data.shape)
     data = np.ascontiguousarray(out)
     return data, np.ones(data.shape, np.uint8)
+
+
+def _mask_u8(mask) -> np.ndarray:
+    """A definedness mask as uint8 0/1 (a bool mask is viewed, not copied)."""
+    m = np.ascontiguousarray(mask)
+    if m.dtype == np.bool_:
+        return m.view(np.uint8)
+    return (m != 0).view(np.uint8)

@@ -20,45 +20,75 @@ def rng_for(seed: int, name: str) -> np.random.Generator:
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, zlib.crc32(name.encode())])))
 
 
+#: Elements generated per step: float64/int64 temporaries stay this small whatever the buffer size.
+CHUNK = 1 << 20
+
+
 def generate(buf: BufferSpec, seed: int, file: str = "") -> np.ndarray:
-    """The initial contents of ``buf`` (a C-contiguous array of ``buf.shape``); ``init`` must not be None."""
+    """The initial contents of ``buf`` (a C-contiguous array of ``buf.shape``); ``init`` must not be None.
+
+    Random draws are made in chunks of :data:`CHUNK` elements straight into the result (the stream is the same
+    as one draw of all elements), so memory is the buffer plus a few MiB."""
     init, dt, n = buf.init, buf.np_dtype, buf.size
     kind = init["kind"]
     where = f"buffers.{buf.name}.init"
     if kind == "file":
-        values = _load_file(init["path"], dt, n, file, where)
-    elif kind == "bits":
-        raw = np.frombuffer(rng_for(seed, buf.name).bytes(n * dt.itemsize), np.uint8).copy()
+        return _load_file(init["path"], dt, n, file, where).reshape(buf.shape)
+    out = np.empty(n, dt)
+    if kind == "bits":
+        rng = rng_for(seed, buf.name)
+        raw = out.reshape(-1).view(np.uint8)
+        step = CHUNK * 8
+        for i in range(0, raw.size, step):
+            part = raw[i:i + step]
+            part[:] = np.frombuffer(rng.bytes(part.size), np.uint8)
         if dt.kind == "b":
             raw &= 1
-        values = raw.view(dt)
-    elif kind in ("zeros", "constant"):
+        return out.reshape(buf.shape)
+    if kind in ("zeros", "constant"):
         v = init.get("value", 0)
-        values = _cast(np.full(n, v, np.int64 if isinstance(v, int) else np.float64), dt, file, where)
-    elif kind == "arange":
+        one = _cast(np.array([v], np.int64 if isinstance(v, int) else np.float64), dt, file, where)
+        out[...] = one[0]
+        return out.reshape(buf.shape)
+    if kind == "arange":
         start, step = init["start"], init["step"]
         ints = isinstance(start, int) and isinstance(step, int)
-        base = np.arange(n, dtype=np.int64 if ints else np.float64)
-        values = _cast(base * step + start, dt, file, where, wrap=True)
+
+        def draw(i, k):
+            return np.arange(i, i + k, dtype=np.int64 if ints else np.float64) * step + start
+        wrap = True
     elif kind == "integers":
         rng = rng_for(seed, buf.name)
         big = np.uint64 if init["high"] > 2**63 else np.int64
-        values = _cast(rng.integers(init["low"], init["high"], n, dtype=big), dt, file, where)
+
+        def draw(i, k):
+            return rng.integers(init["low"], init["high"], k, dtype=big)
+        wrap = False
     else:  # uniform / normal on float (or complex) dtypes
         rng = rng_for(seed, buf.name)
         parts = 2 if dt.kind == "c" else 1
         if kind == "uniform":
             lo, hi = float(init["low"]), float(init["high"])
-            draw = lo + (hi - lo) * rng.random(n * parts)
+
+            def real(k):
+                return lo + (hi - lo) * rng.random(k)
         else:
-            draw = float(init["mean"]) + float(init["std"]) * rng.standard_normal(n * parts)
-        if parts == 2:
-            draw = draw[0::2] + 1j * draw[1::2]
-        values = _cast(draw, dt, file, where)
-    return np.ascontiguousarray(values).reshape(buf.shape)
+            mean, std = float(init["mean"]), float(init["std"])
+
+            def real(k):
+                return mean + std * rng.standard_normal(k)
+
+        def draw(i, k):
+            d = real(k * parts)
+            return d[0::2] + 1j * d[1::2] if parts == 2 else d
+        wrap = False
+    for i in range(0, n, CHUNK):
+        k = min(CHUNK, n - i)
+        out[i:i + k] = _cast(draw(i, k), dt, file, where, wrap=wrap, first=i)
+    return out.reshape(buf.shape)
 
 
-def _cast(values: np.ndarray, dt: np.dtype, file: str, where: str, wrap: bool = False) -> np.ndarray:
+def _cast(values: np.ndarray, dt: np.dtype, file: str, where: str, wrap: bool = False, first: int = 0) -> np.ndarray:
     if dt.names:  # structured (complex32): only bit patterns and files can fill it
         raise CaseError(file, where, f"{ascend_name(dt)} buffers take \"bits\" or a file as input")
     with np.errstate(over="ignore", invalid="ignore"):
@@ -67,7 +97,7 @@ def _cast(values: np.ndarray, dt: np.dtype, file: str, where: str, wrap: bool = 
         bad = np.isfinite(values) & ~np.isfinite(out.astype(np.complex128 if dt.kind == "c" else np.float64))
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
-            raise CaseError(file, where, f"value {values[i]!r} overflows {ascend_name(dt)} (element {i})")
+            raise CaseError(file, where, f"value {values[i]!r} overflows {ascend_name(dt)} (element {first + i})")
     elif not wrap and dt.kind in "iu" and not np.array_equal(out.astype(values.dtype), values):
         raise CaseError(file, where, f"values do not fit {ascend_name(dt)}")
     return out

@@ -74,10 +74,8 @@ def run_point(case: Case, index: int, directory: str, strict: bool = False, case
         prog = case.point(index)
         label = prog.label
         result = run_program(prog)
-        warns = [f"ops[{i}]: {m}" for i, ms in sorted(result.warnings.items()) for m in ms]
-        if strict and warns:
-            raise CaseRunError(prog, None, RuntimeError(f"{len(warns)} warning(s) with --strict: {warns[0]}"),
-                               "warnings")
+        warns = result.all_warnings()
+        result.check(strict)
         write_result(result, directory)
         return Outcome(case_no, index if case.is_sweep else None, label, True, "", warns,
                        time.perf_counter() - t0, directory)

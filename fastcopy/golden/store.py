@@ -1,0 +1,227 @@
+"""Writing golden folders safely: one path component per name, no symlinks, atomic files, whole-folder swaps.
+
+A golden folder is complete exactly when its ``manifest.json`` exists and every file the manifest lists matches
+its sha256. The writer keeps that true whatever happens (an error, Ctrl-C, ``kill -9``):
+
+- a folder is built in a fresh hidden sibling (``.NAME.fastcopy-new-<pid>-<random>``), every file written with
+  ``O_CREAT | O_EXCL | O_NOFOLLOW`` (never through a symlink, never over an existing file), the manifest last;
+- the finished sibling then replaces the folder: the old folder is renamed away, the new one renamed in, the old
+  one removed. At any moment the folder is either the old complete folder, absent, or the new complete folder;
+- leftovers of an interrupted write (hidden siblings whose process is gone) are removed by the next write;
+- a folder is only ever replaced when it is empty or a fastcopy golden folder (only ``input/``, ``output/``,
+  ``manifest.json``): fastcopy never deletes a folder of yours.
+
+Single files (``summary.json``) are written to a temporary name and renamed over the target.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+
+import numpy as np
+
+from ..errors import FastCopyError
+
+#: What a golden folder may contain at its top level (anything else: not ours, never replaced).
+GOLDEN_ENTRIES = frozenset({"input", "output", "manifest.json"})
+_TMP_TAG = ".fastcopy-"
+_CHUNK = 1 << 24  # bytes hashed / written per step (no whole-buffer copies)
+
+
+class GoldenWriteError(FastCopyError):
+    """A golden folder or file that fastcopy refuses to write (symlink, not a golden folder, collision)."""
+
+
+def safe_component(name: str, default: str = "case") -> str:
+    """``name`` as one safe path component: letters, digits, ``- _ .`` kept, everything else ``_``; no leading
+    dots (so never ``.``/``..`` or hidden); never empty."""
+    out = "".join(ch if (ch.isascii() and ch.isalnum()) or ch in "-_." else "_" for ch in str(name))
+    out = out.lstrip(".")[:200]
+    return out or default
+
+
+def check_relative(rel: str, what: str = "file") -> None:
+    """``rel`` is a relative path of plain components inside a golden folder (no ``..``, no absolute path)."""
+    parts = rel.split("/")
+    if os.path.isabs(rel) or not parts or any(p in ("", ".", "..") or not re.match(r"^[\w.-]+$", p)
+                                              for p in parts):
+        raise GoldenWriteError(f"{what} {rel!r} is not a plain relative path inside the golden folder")
+
+
+def check_collisions(paths, where: str = "") -> None:
+    """Every file a case writes is distinct (also on a case-insensitive file system), and no file is another's
+    folder. Raised before anything is written."""
+    seen: dict = {}
+    for p in paths:
+        check_relative(p)
+        key = p.lower()
+        if key in seen:
+            same = "the same file" if seen[key] == p else f"the same file on a case-insensitive disk ({seen[key]!r})"
+            raise GoldenWriteError(f"{where}two files would be written to {p!r} ({same}); give the outputs / "
+                                   "inputs distinct file names")
+        seen[key] = p
+    folders = {"/".join(p.lower().split("/")[:k]) for p in seen for k in range(1, p.count("/") + 1)}
+    clash = folders & set(seen)
+    if clash:
+        raise GoldenWriteError(f"{where}{seen[sorted(clash)[0]]!r} would be both a file and a folder")
+
+
+def byte_view(arr: np.ndarray) -> memoryview:
+    """The bytes of a C-contiguous array without a copy."""
+    a = np.ascontiguousarray(arr)
+    return memoryview(a.reshape(-1).view(np.uint8))
+
+
+def sha256_of(arr) -> str:
+    view = byte_view(arr) if isinstance(arr, np.ndarray) else memoryview(arr)
+    h = hashlib.sha256()
+    for i in range(0, len(view), _CHUNK):
+        h.update(view[i:i + _CHUNK])
+    return h.hexdigest()
+
+
+def sha256_file(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(_CHUNK), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _open_new(path: str):
+    """A new file, never following a symlink and never replacing an existing file."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    return os.fdopen(os.open(path, flags, 0o666), "wb")
+
+
+def _write_fd(fh, data) -> None:
+    view = byte_view(data) if isinstance(data, np.ndarray) else memoryview(data)
+    for i in range(0, len(view), _CHUNK):
+        fh.write(view[i:i + _CHUNK])
+
+
+def atomic_write(path: str, data) -> None:
+    """Write ``data`` (bytes or an array) to ``path`` through a temporary name and a rename. A symlink at
+    ``path`` is replaced by the file, never followed."""
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, exist_ok=True)
+    tmp = os.path.join(folder, f".{os.path.basename(path)}{_TMP_TAG}{os.getpid()}-{os.urandom(4).hex()}")
+    try:
+        with _open_new(tmp) as fh:
+            _write_fd(fh, data)
+        os.replace(tmp, path)
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+def _remove(path: str) -> None:
+    try:
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+    except OSError:
+        pass
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _clean_leftovers(parent: str, base: str) -> None:
+    """Remove hidden siblings of ``base`` left by writers that no longer run."""
+    prefix = f".{base}{_TMP_TAG}"
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return
+    for n in names:
+        if not n.startswith(prefix):
+            continue
+        m = re.match(r"^(?:new|old)-(\d+)-", n[len(prefix):])
+        if m and not _pid_alive(int(m.group(1))):
+            _remove(os.path.join(parent, n))
+
+
+def check_replaceable(directory: str) -> None:
+    """Raise unless ``directory`` is absent, empty, or a fastcopy golden folder (which may be replaced)."""
+    if os.path.islink(directory):
+        raise GoldenWriteError(f"{directory} is a symbolic link; fastcopy never writes through a symlink (give "
+                               "the real folder, or remove the link)")
+    if not os.path.lexists(directory):
+        return
+    if not os.path.isdir(directory):
+        raise GoldenWriteError(f"{directory} exists and is not a folder")
+    extra = sorted(set(os.listdir(directory)) - GOLDEN_ENTRIES)
+    if extra:
+        raise GoldenWriteError(f"{directory} exists and is not a fastcopy golden folder (it holds {extra[0]!r}"
+                               f"{' and more' if len(extra) > 1 else ''}); fastcopy replaces a golden folder as a "
+                               "whole, so give a new or empty folder")
+
+
+class FolderWriter:
+    """Build a golden folder in a hidden sibling, then swap it in: ``with FolderWriter(d) as w: w.write(rel,
+    data); ...; w.write("manifest.json", text)``. On an exception nothing changes at ``d``."""
+
+    def __init__(self, directory: str):
+        self.directory = os.path.abspath(directory)
+        self.parent, self.base = os.path.split(self.directory)
+        self.tmp = None
+        self.written: list = []
+
+    def __enter__(self):
+        check_replaceable(self.directory)
+        os.makedirs(self.parent, exist_ok=True)
+        _clean_leftovers(self.parent, self.base)
+        self.tmp = tempfile.mkdtemp(prefix=f".{self.base}{_TMP_TAG}new-{os.getpid()}-", dir=self.parent)
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(self.tmp, 0o777 & ~mask)
+        return self
+
+    def write(self, rel: str, data) -> None:
+        check_relative(rel)
+        path = os.path.join(self.tmp, *rel.split("/"))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with _open_new(path) as fh:
+            _write_fd(fh, data)
+        self.written.append(rel)
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None:
+            _remove(self.tmp)
+            return False
+        try:
+            self._swap()
+        except BaseException:
+            _remove(self.tmp)
+            raise
+        return False
+
+    def _swap(self) -> None:
+        check_replaceable(self.directory)  # again: it may have changed while we computed
+        old = None
+        if os.path.lexists(self.directory):
+            old = os.path.join(self.parent, f".{self.base}{_TMP_TAG}old-{os.getpid()}-{os.urandom(4).hex()}")
+            os.rename(self.directory, old)
+        try:
+            os.rename(self.tmp, self.directory)
+        except BaseException:
+            if old is not None and not os.path.lexists(self.directory):
+                os.rename(old, self.directory)
+            raise
+        if old is not None:
+            _remove(old)
