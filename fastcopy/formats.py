@@ -12,6 +12,7 @@ i.e. the layout ``DataCopy(dst, src, nd2nz_params(rows, cols, dtype))`` writes (
 from __future__ import annotations
 
 import math
+import operator
 from functools import lru_cache
 
 import numpy as np
@@ -126,9 +127,12 @@ def from_nz(array, shape, c0=None, out=None) -> np.ndarray:
     dt = _dtype(a.dtype, "from_nz")
     c0 = _c0(c0, dt, "from_nz")
     try:
-        shape = tuple(int(s) for s in shape)
+        raw = tuple(shape)
+        if any(isinstance(s, (bool, np.bool_)) for s in raw):
+            raise TypeError("a boolean dimension")
+        shape = tuple(operator.index(s) for s in raw)  # 40.7 is refused, not truncated
     except TypeError as exc:
-        raise ParamError(f"from_nz: shape={shape!r} must be a tuple of ints (..., rows, cols)") from exc
+        raise ParamError(f"from_nz: shape={shape!r} must be a tuple of integers (..., rows, cols)") from exc
     if any(s < 0 for s in shape):
         raise ParamError(f"from_nz: shape={shape} has a negative dimension")
     batch, rows, cols = _split(shape, "from_nz")

@@ -9,7 +9,7 @@ import pathlib
 import pytest
 
 from fastcopy.cli import main
-from fastcopy.cli.batch import ProgressBar
+from fastcopy.cli.progress import TqdmProgress
 from fastcopy.golden.batch import run_batch
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -39,16 +39,18 @@ def _folder_files(folder: pathlib.Path) -> dict:
 def test_batch_runs_the_good_cases_and_reports_the_bad(tmp_path, capsys, cases, jobs):
     out = tmp_path / f"out{jobs}"
     rc = main(["batch", *cases, "-o", str(out), "--jobs", str(jobs)])
-    text = capsys.readouterr().out
+    captured = capsys.readouterr()
+    text, err = captured.out, captured.err
     assert rc == 1
     # the good ones ran
     assert (out / "slice_rows" / "output" / "golden.bin").is_file()
     assert len(list((out / "matmul_a_nd2nz_sweep").glob("*/manifest.json"))) == 18
     # the bad ones are listed with their reasons
-    assert "3 failures:" in text
-    assert "broken_run.toml: ops[7] DataCopy(zGm, zLocal): OutOfBoundsError" in text
-    assert "malformed.toml: ops[0].api: unknown op 'DataCopyy'" in text
-    assert "missing.toml: cannot read the case file" in text
+    # the bad ones are listed with their reasons, on stderr
+    assert "3 failures:" in err and "failures" not in text
+    assert "broken_run.toml: ops[7] DataCopy(zGm, zLocal): OutOfBoundsError" in err
+    assert "malformed.toml: ops[0].api: unknown op 'DataCopyy'" in err
+    assert "missing.toml: cannot read the case file" in err
     assert not (out / "datacopy_tiles").exists()  # the broken case (named so inside) wrote nothing
     # summary table: one row per case file, and the total
     rows = {ln.split()[0]: ln.split()[1:] for ln in text.splitlines() if ln and not ln.startswith("-")}
@@ -89,13 +91,21 @@ def test_seed_override_and_strict(tmp_path):
     assert not rep.ok and "--strict" in rep.failed[0].error
 
 
-def test_progress_bar_draws_on_a_stream():
+def test_progress_bar_draws_rate_and_eta_on_a_stream():
     buf = io.StringIO()
-    bar = ProgressBar(buf, width=10)
+    bar = TqdmProgress("points", buf)
     bar(0, 4, 0)
+    bar(2, 4, 0)
     bar(4, 4, 1)
+    bar.close()
     text = buf.getvalue()
-    assert "[..........] 0/4" in text and "[##########] 4/4, 1 failed" in text and text.endswith("\n")
+    assert "4/4" in text and "1 failed" in text and "points/s" in text and "<" in text  # rate and ETA
+
+
+def test_no_progress_bar_when_not_a_terminal(tmp_path, capsys):
+    assert main(["batch", str(GOOD), "-o", str(tmp_path / "b")]) == 0
+    err = capsys.readouterr().err
+    assert "points/s" not in err and "%|" not in err
 
 
 def test_bad_jobs_value(tmp_path, capsys):

@@ -82,13 +82,16 @@ def test_size_mismatch_fails(tmp_path, capsys, golden_n, actual_n, words):
 
 def test_bad_inputs_fail_cleanly(tmp_path, capsys):
     a, g = _files(tmp_path, np.zeros(8, np.float32), np.zeros(8, np.float32))
-    assert main(["verify", a, g]) == 1  # no dtype and no manifest
+    # trouble (not a verdict on the data) exits 2, like cmp, and goes to stderr
+    assert main(["verify", a, g]) == 2  # no dtype and no manifest
     assert "give --dtype" in capsys.readouterr().err
-    assert main(["verify", a, str(tmp_path / "nope.bin"), "--dtype", "float"]) == 1
+    assert main(["verify", a, str(tmp_path / "nope.bin"), "--dtype", "float"]) == 2
     assert "cannot read" in capsys.readouterr().err
-    assert main(["verify", a, g, "--dtype", "float", "--shape", "3", "3"]) == 1
-    assert "shape (3, 3) has 9 elements" in capsys.readouterr().out
-    assert main(["verify", a, g, "--dtype", "float128x"]) == 1
+    assert main(["verify", a, g, "--dtype", "float", "--shape", "3", "3"]) == 2
+    assert "shape (3, 3) has 9 elements" in capsys.readouterr().err
+    assert main(["verify", a, g, "--dtype", "float128x"]) == 2
+    assert main(["verify", a, g, "--dtype", "flaot"]) == 2
+    assert "did you mean 'float'?" in capsys.readouterr().err
 
 
 def test_golden_folder_gives_dtype_shape_and_mask(tmp_path, capsys):

@@ -49,6 +49,44 @@ def _seed(text: str) -> int:
     return v
 
 
+def _tolerance(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not v >= 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: a tolerance is a finite number >= 0")
+    return v
+
+
+def _max_bytes(text: str) -> int:
+    """``1000000``, ``512M``, ``2G``, ``1.5GiB`` -> bytes."""
+    import re
+
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 4000000, 512M, 2G)")
+    v = int(float(m.group(1)) * (1 << (10 * " KMGT".index(m.group(2).upper() or " "))))
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: the limit must be at least 1 byte")
+    return v
+
+
+def _common(p) -> None:
+    """Options of the commands that run cases (run, batch, check)."""
+    p.add_argument("--strict", action="store_true",
+                   help="treat warnings (FastCopyWarnings, undeclared undefined output elements) as failures")
+    p.add_argument("--max-bytes", type=_max_bytes, default=None, metavar="SIZE",
+                   help="largest buffer a case may declare, e.g. 512M or 8G (default: a quarter of this "
+                   "machine's memory)")
+    p.add_argument("--allow-python", action="store_true",
+                   help="run the cases' compute steps (Python files next to the case files); only for case "
+                   "files you trust")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only errors and warnings")
+    p.add_argument("-v", "--verbose", action="store_true", help="print every warning and every point")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fastcopy", description="Exact CPU emulation of Ascend C data movement: "
                                      "golden data for kernels.")
@@ -65,8 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", default=None, help="folder to write (default: out/<case name>)")
     p.add_argument("--seed", type=_seed, default=None, help="override the case's seed")
     p.add_argument("--point", type=int, default=None, help="run only this sweep point")
-    p.add_argument("--strict", action="store_true", help="treat FastCopyWarnings as failures")
-    p.add_argument("-q", "--quiet", action="store_true", help="print only errors")
+    _common(p)
     p.set_defaults(func=_run)
 
     p = sub.add_parser("batch", help="run many case files (and their sweeps) with a few worker processes",
@@ -77,8 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", required=True, help="folder to write")
     p.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1: in this process)")
     p.add_argument("--seed", type=_seed, default=None, help="override every case's seed")
-    p.add_argument("--strict", action="store_true", help="treat FastCopyWarnings as failures")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
+    _common(p)
     p.add_argument("--resume", action="store_true", help="skip points whose folder is already complete (manifest "
                    "matching the case file's hash and the point's parameters)")
     p.add_argument("--dask", metavar="SCHEDULER", default=None, help="run on a Dask cluster: a scheduler address "
@@ -88,17 +124,24 @@ def build_parser() -> argparse.ArgumentParser:
                    "chosen from the number of points and workers)")
     p.set_defaults(func=_batch)
 
-    p = sub.add_parser("verify", help="bit-exact comparison of a kernel output with golden data",
-                       description="Compare OUTPUT with GOLDEN bit for bit over the defined positions. Exit 0 "
-                       "when equal, 1 otherwise. Without --dtype, the manifest.json of a fastcopy golden folder "
-                       "gives dtype, shape and mask; without --mask, GOLDEN's sibling <name>.mask.bin is used "
-                       "when it exists.")
+    p = sub.add_parser("verify", help="compare a kernel output with golden data (bit-exact, or --rtol/--atol)",
+                       description="Compare OUTPUT with GOLDEN over the defined positions: bit for bit, or within "
+                       "--rtol/--atol (or the tolerances the case gave the output). GOLDEN is a golden file or a "
+                       "golden folder (its manifest.json gives dtype, shape, mask and tolerances, and every file "
+                       "must still match its sha256 there); without --mask, GOLDEN's sibling <name>.mask.bin is "
+                       "used when it exists. Exit status like cmp: 0 equal, 1 different, 2 trouble (unreadable "
+                       "file, unknown dtype, golden changed since it was written, nothing to compare).")
     p.add_argument("output", help="the kernel's output file (raw)")
-    p.add_argument("golden", help="the golden file (raw)")
+    p.add_argument("golden", help="the golden file (raw), or a golden folder (DIR with manifest.json)")
+    p.add_argument("--buffer", default=None, help="which output of a golden folder with several")
     p.add_argument("--dtype", default=None, help="element type (half, float, int8_t, bfloat16_t, float16, ...)")
     p.add_argument("--mask", default=None, help="definedness mask file (uint8, 1 = defined)")
     p.add_argument("--no-mask", action="store_true", help="compare every position")
     p.add_argument("--shape", nargs="+", default=None, help="shape for ND coordinates, e.g. --shape 32 64")
+    p.add_argument("--rtol", type=_tolerance, default=None, help="relative tolerance (|a - g| <= atol + rtol*|g|)")
+    p.add_argument("--atol", type=_tolerance, default=None, help="absolute tolerance")
+    p.add_argument("--compare", default=None, metavar="RULE",
+                   help="a named compare rule (exact, allclose, ...; default: the case's, else exact)")
     p.add_argument("--max-report", type=int, default=10, help="mismatches to list (default 10)")
     p.set_defaults(func=_verify)
 

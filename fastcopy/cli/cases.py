@@ -7,7 +7,7 @@ DEMO_ND2NZ = """\
 name = "demo_nd2nz"
 description = "ND2NZ of a 20 x 40 half matrix (GM -> A1, Nd2NzParams), then A1 -> GM as it sits in L1"
 product = "ATLAS_A2"
-outputs = ["zGm"]
+outputs = [{buffer = "zGm", allow_undefined = true}]  # rows 20..31 of each block are never written
 
 [buffers.aGm]
 dtype = "half"
@@ -43,7 +43,7 @@ name = "demo_datacopy"
 description = "basic DataCopy: 512 halves GM -> VECIN (count), VECIN -> VECOUT in 2 bursts of 8 blocks with a \
 1-block gap (DataCopyParams), VECOUT -> GM"
 product = "ATLAS_A2"
-outputs = ["yGm"]
+outputs = [{buffer = "yGm", allow_undefined = true}]  # the gap block is never written
 
 [buffers.xGm]
 dtype = "half"

@@ -27,10 +27,17 @@ def _show(values: np.ndarray, mask: np.ndarray) -> str:
 
 
 def run_demo(output: str | None = None) -> int:
+    """Run the demo case into ``output`` (kept), or into a temporary folder removed at the end."""
+    if output is not None:
+        return _demo(output, keep=True)
+    with tempfile.TemporaryDirectory(prefix="fastcopy-demo-") as tmp:
+        return _demo(os.path.join(tmp, "demo"), keep=False)
+
+
+def _demo(out_dir: str, keep: bool) -> int:
     from ..golden import CaseRunError
     from .run import describe_files
 
-    out_dir = output or tempfile.mkdtemp(prefix="fastcopy-demo-")
     note = ""
     try:
         manifest = _run(DEMO_ND2NZ, out_dir)
@@ -56,6 +63,9 @@ def run_demo(output: str | None = None) -> int:
             print(f"\n{b['file']} ({b['name']}, {b['dtype']}{b['shape']}; -- = undefined, "
                   f"{b['elements'] - b['defined']} of {b['elements']} elements):")
             print(_show(data, mask))
-    golden = os.path.join(out_dir, "output", "golden.bin")
-    print(f"\ncompare a kernel's output with: fastcopy verify <output.bin> {golden}")
+    if keep:
+        print(f"\ncompare a kernel's output with: fastcopy verify <output.bin> {out_dir}")
+    else:
+        print("\n(the folder was temporary and is removed now: fastcopy demo -o DIR keeps it; then compare a "
+              "kernel's output with: fastcopy verify <output.bin> DIR)")
     return 0

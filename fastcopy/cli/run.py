@@ -23,27 +23,25 @@ def describe_files(directory: str, manifest: dict) -> list:
     return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
 
-def _warning_lines(manifest: dict) -> list:
-    return [f"  warning ops[{i}] {op['api']}: {w}" for i, op in enumerate(manifest["ops"]) for w in op["warnings"]]
-
-
 def main_run(args) -> int:
     from ..golden import CaseError, load_case
     from ..golden.batch import run_point
+    from ..golden.store import safe_component
+    from .progress import progress_for
 
     try:
-        case = load_case(args.case, seed=args.seed)
+        case = load_case(args.case, seed=args.seed, max_bytes=args.max_bytes, allow_python=args.allow_python)
     except CaseError as exc:
         print(f"fastcopy run: {exc}", file=sys.stderr)
         return 1
-    out = args.output or os.path.join("out", case.name)
+    out = args.output or os.path.join("out", safe_component(case.name))
     if args.point is not None and not 0 <= args.point < len(case):
         print(f"fastcopy run: {args.case}: --point {args.point} outside [0, {len(case)})", file=sys.stderr)
         return 1
     indices = range(len(case)) if args.point is None else [args.point]
     width = max(4, len(str(len(case) - 1)))
     failed = 0
-    many = len(indices) > 20
+    many = len(indices) > 20 and not args.verbose
     if not args.quiet:
         try:
             head = case.point(indices[0])
@@ -55,22 +53,37 @@ def main_run(args) -> int:
 
             print(f"fastcopy run: {case.name} ({Product.get(head.product).display_name}, seed {head.seed} "
                   f"({head.seed_source}){sweep}) -> {out}")
-    for i in indices:
-        where = os.path.join(out, f"{i:0{width}d}") if case.is_sweep else out
-        o = run_point(case, i, where, args.strict)
-        if not o.ok:
-            failed += 1
-            print(f"fastcopy run: {o.error}", file=sys.stderr)
-            continue
-        if args.quiet or many:
-            continue
-        with open(os.path.join(where, "manifest.json"), encoding="utf-8") as fh:
-            manifest = json.load(fh)
-        if case.is_sweep:
-            print(f" {os.path.relpath(where, out)}: {o.label}")
-        print("\n".join(describe_files(where, manifest)))
-        for line in _warning_lines(manifest):
-            print(line)
+    bar = progress_for(args) if many else None
+    done = 0
+    try:
+        for i in indices:
+            where = os.path.join(out, f"{i:0{width}d}") if case.is_sweep else out
+            o = run_point(case, i, where, args.strict)
+            done += 1
+            if not o.ok:
+                failed += 1
+                print(f"fastcopy run: {o.error}", file=sys.stderr)
+            elif not (args.quiet or many):
+                with open(os.path.join(where, "manifest.json"), encoding="utf-8") as fh:
+                    manifest = json.load(fh)
+                if case.is_sweep:
+                    print(f" {os.path.relpath(where, out)}: {o.label}")
+                print("\n".join(describe_files(where, manifest)))
+            if o.ok and (not many or args.verbose):
+                for w in o.warnings:
+                    print(f"  warning {o.label if case.is_sweep else ''}{': ' if case.is_sweep else ''}{w}",
+                          file=sys.stderr)
+            if bar is not None:
+                bar(done, len(indices), failed)
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.close()
+        print(f"fastcopy run: interrupted: {done - failed} of {len(indices)} point(s) written to {out}, "
+              f"{failed} failed, {len(indices) - done} not run (every folder with a manifest.json is complete)",
+              file=sys.stderr)
+        return 130
+    if bar is not None:
+        bar.close()
     if many and not args.quiet:
         print(f"  {len(indices) - failed} of {len(indices)} points written to {out}/NNNN/")
     if failed:

@@ -1,84 +1,94 @@
-"""``fastcopy verify OUTPUT GOLDEN --dtype T [--mask MASK] [--shape ...]``: a drop-in for ``verify_result.py``."""
+"""``fastcopy verify OUTPUT GOLDEN [--dtype T] [--rtol R --atol A]``: a drop-in for ``verify_result.py``.
+
+Exit status like ``cmp``: 0 equal, 1 different, 2 trouble (unreadable file, unknown dtype, a golden that does not
+match its manifest, nothing to compare).
+"""
 
 from __future__ import annotations
 
-import json
-import os
 import sys
 
 import numpy as np
 
-
-def find_manifest_entry(golden: str):
-    """(manifest folder, buffer entry) of a fastcopy golden folder that wrote ``golden``, or (None, None)."""
-    path = os.path.abspath(golden)
-    folder = os.path.dirname(path)
-    for _ in range(3):
-        mf = os.path.join(folder, "manifest.json")
-        if os.path.isfile(mf):
-            try:
-                with open(mf, encoding="utf-8") as fh:
-                    manifest = json.load(fh)
-            except (OSError, ValueError):
-                return None, None
-            rel = os.path.relpath(path, folder).replace(os.sep, "/")
-            for b in manifest.get("buffers", []):
-                if b.get("file") == rel:
-                    return folder, b
-            return None, None
-        folder = os.path.dirname(folder)
-    return None, None
+PASS, DIFFERENT, TROUBLE = 0, 1, 2
 
 
-def _shape(tokens):
+def parse_shape(tokens) -> tuple:
+    """``["32", "64"]``, ``["32x64"]`` or ``["32,64"]`` -> (32, 64); every dimension a positive integer."""
     dims = [t for tok in tokens for t in tok.replace("x", ",").split(",") if t.strip()]
-    return tuple(int(d) for d in dims)
+    out = []
+    for d in dims:
+        try:
+            v = int(d)
+        except ValueError:
+            raise ValueError(f"--shape {' '.join(tokens)}: {d!r} is not an integer") from None
+        if v < 1:
+            raise ValueError(f"--shape {' '.join(tokens)}: {v} is not a positive dimension")
+        out.append(v)
+    if not out:
+        raise ValueError("--shape: no dimensions given")
+    return tuple(out)
+
+
+def dtype_of(name: str):
+    """A dtype from a name, with a did-you-mean for near misses."""
+    import difflib
+
+    from ..dtypes import ASCEND_DTYPES, as_dtype
+    from ..errors import FastCopyError
+
+    try:
+        return as_dtype(name)
+    except FastCopyError:
+        close = difflib.get_close_matches(name, list(ASCEND_DTYPES), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ValueError(f"unknown dtype {name!r}{hint}; expected an Ascend C type ({', '.join(ASCEND_DTYPES)}) "
+                         "or a numpy name") from None
 
 
 def main_verify(args) -> int:
-    from ..dtypes import as_dtype, ascend_name
+    from ..dtypes import ascend_name
     from ..errors import FastCopyError
+    from ..golden.load import open_golden
     from ..golden.verify import compare, report
 
-    def fail(msg):
-        print(f"fastcopy verify: FAIL: {msg}", file=sys.stderr)
-        return 1
+    def trouble(msg):
+        print(f"fastcopy verify: {msg}", file=sys.stderr)
+        return TROUBLE
 
-    folder, entry = find_manifest_entry(args.golden)
     try:
-        if args.dtype is not None:
-            dt = as_dtype(args.dtype)
-        elif entry is not None:
-            dt = as_dtype(entry["dtype"])
-        else:
-            return fail("give --dtype (no manifest.json of a fastcopy golden folder describes the golden file)")
+        dt = dtype_of(args.dtype) if args.dtype is not None else None
+        shape = parse_shape(args.shape) if args.shape else None
+    except ValueError as exc:
+        return trouble(str(exc))
+    try:
+        g = open_golden(args.golden, buffer=args.buffer, dtype=dt, mask=args.mask, use_mask=not args.no_mask)
     except FastCopyError as exc:
-        return fail(str(exc))
-    try:
-        shape = _shape(args.shape) if args.shape else (tuple(entry["shape"]) if entry is not None and args.dtype
-                                                      is None else None)
-    except ValueError:
-        return fail(f"--shape {' '.join(args.shape)}: expected integers")
-    mask_path = None
-    if args.mask:
-        mask_path = args.mask
-    elif not args.no_mask:
-        if entry is not None and entry.get("mask"):
-            mask_path = os.path.join(folder, entry["mask"])
-        else:
-            stem, ext = os.path.splitext(args.golden)
-            if os.path.isfile(f"{stem}.mask{ext}"):
-                mask_path = f"{stem}.mask{ext}"
+        return trouble(str(exc))
+    if g.dtype is None:
+        return trouble("give --dtype (no manifest.json of a fastcopy golden folder describes the golden file)")
+    shape = shape or g.shape
+    tol = g.tolerance
+    rtol = args.rtol if args.rtol is not None else tol.get("rtol")
+    atol = args.atol if args.atol is not None else tol.get("atol")
+    rule = args.compare or tol.get("compare")
     try:
         actual = np.fromfile(args.output, np.uint8)
-        expected = np.fromfile(args.golden, np.uint8)
-        mask = np.fromfile(mask_path, np.uint8) if mask_path else None
     except OSError as exc:
-        return fail(f"cannot read {exc.filename}: {exc.strerror}")
-    cmp = compare(actual, expected, dt, mask, shape, args.max_report)
-    where = f"{args.output} vs {args.golden} ({ascend_name(dt)}"
+        return trouble(f"cannot read {args.output}: {exc.strerror}")
+    context = {"entry": g.entry, "folder": g.folder, "manifest": g.manifest}
+    try:
+        cmp = compare(actual, g.data, g.dtype, g.mask, shape, args.max_report, rtol=rtol, atol=atol, rule=rule,
+                      context=context)
+    except FastCopyError as exc:
+        return trouble(str(exc))
+    where = f"{args.output} vs {g.path} ({ascend_name(g.dtype)}"
     where += f", shape {shape}" if shape else ""
-    where += f", mask {mask_path})" if mask_path else ", no mask)"
+    where += f", mask {g.mask_path})" if g.mask_path else ", no mask)"
     print(f"fastcopy verify: {where}")
-    print(report(cmp, args.max_report))
-    return 0 if cmp.ok else 1
+    text = report(cmp, args.max_report)
+    if cmp.trouble:  # not a verdict on the data: trouble goes to stderr
+        print(f"fastcopy verify: {text}", file=sys.stderr)
+        return TROUBLE
+    print(text)  # the verdict (like cmp, on stdout)
+    return PASS if cmp.ok else DIFFERENT

@@ -19,7 +19,8 @@ from dataclasses import asdict, dataclass
 
 from .case import load_case
 from .schema import CaseError
-from .work import Outcome, describe, failed_outcomes, make_chunks, run_chunk, run_point
+from .store import atomic_write, safe_component
+from .work import Outcome, describe, failed_outcomes, make_chunks, point_dir, run_chunk, run_point
 
 __all__ = ["CaseEntry", "BatchReport", "Outcome", "run_batch", "run_point", "run_chunk"]
 
@@ -40,6 +41,8 @@ class BatchReport:
     seconds: float
     jobs: int
     dask: str = ""  # the scheduler address when the points ran on a Dask cluster
+    interrupted: bool = False  # Ctrl-C: the outcomes are the points that completed
+    total: int = 0  # points there were to run
 
     @property
     def failed(self) -> list:
@@ -60,7 +63,17 @@ _WORKER: dict = {}
 
 def _worker_init(cases, case_dirs, strict, resume) -> None:
     # (a forked worker's kernel thread pool is reset by fastcopy.execute's at-fork hook)
+    import signal
+
+    # Ctrl-C is the parent's to handle (one line, a summary); the parent stops workers with SIGTERM, which
+    # unwinds like an exception, so a folder being written is discarded, never left half-written
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _terminate)
     _WORKER.update(cases=cases, case_dirs=case_dirs, strict=strict, resume=resume)
+
+
+def _terminate(signum, frame):
+    raise SystemExit(128 + signum)
 
 
 def _worker_chunk(chunk) -> list:
@@ -79,28 +92,32 @@ def _mp_context():
 
 
 def run_batch(paths, directory: str, jobs: int = 1, seed: int | None = None, strict: bool = False,
-              progress=None, resume: bool = False, client=None, chunk_size: int | None = None) -> BatchReport:
+              progress=None, resume: bool = False, client=None, chunk_size: int | None = None,
+              max_bytes: int | None = None, allow_python: bool = False) -> BatchReport:
     """Run every point of every case file in ``paths`` into ``directory``.
 
     ``progress(done, total, failed)`` is called as points finish. ``resume``: skip points whose folder is already
     complete for this case text and point. ``client``: a ``dask.distributed.Client``; the points then run on its
     workers (``jobs`` is ignored), which write their folders themselves, so ``directory`` must be a path they
-    see. ``chunk_size``: points per task (default: chosen from the number of points and workers). Returns a
-    :class:`BatchReport` (also written to ``directory/summary.json``).
+    see. ``chunk_size``: points per task (default: chosen from the number of points and workers). ``max_bytes``:
+    the per-buffer size limit; ``allow_python``: run the cases' compute steps. Returns a :class:`BatchReport`
+    (also written to ``directory/summary.json``). Ctrl-C stops the batch: the report and summary.json then hold
+    the points that completed, ``interrupted`` is set, and no folder is left half-written.
     """
     t0 = time.perf_counter()
+    started = time.time() - 1.0
     entries, cases, outcomes = [], [], []
     used = set()
     for ci, path in enumerate(paths):
         entry = CaseEntry(os.fspath(path))
         try:
-            case = load_case(path, seed=seed)
+            case = load_case(path, seed=seed, max_bytes=max_bytes, allow_python=allow_python)
             entry.name, entry.points = case.name, len(case)
         except Exception as exc:  # noqa: BLE001 - a case that does not load is one failure
             case = None
             entry.error = str(exc) if isinstance(exc, CaseError) else f"{path}: {describe(exc)}"
             entry.name = os.path.splitext(os.path.basename(entry.path))[0]
-        base = _safe(entry.name)
+        base = safe_component(entry.name)
         name, k = base, 2
         while name in used:
             name, k = f"{base}-{k}", k + 1
@@ -132,14 +149,19 @@ def run_batch(paths, directory: str, jobs: int = 1, seed: int | None = None, str
                        for ci, c in enumerate(cases) if c is not None for pi in range(len(c)))
         else:
             results = _run_parallel(cases, case_dirs, jobs, strict, resume, chunk_size)
-    for chunk in results:
-        outcomes += chunk
-        done += len(chunk)
-        failed += sum(not o.ok for o in chunk)
-        if progress:
-            progress(done, total, failed)
+    interrupted = False
+    try:
+        for chunk in results:
+            outcomes += chunk
+            done += len(chunk)
+            failed += sum(not o.ok for o in chunk)
+            if progress:
+                progress(done, total, failed)
+    except KeyboardInterrupt:
+        interrupted = True
+        outcomes += _finished_unreported(cases, case_dirs, outcomes, started)
     outcomes.sort(key=lambda o: (o.case, -1 if o.index is None else o.index))
-    report = BatchReport(entries, outcomes, time.perf_counter() - t0, jobs, address)
+    report = BatchReport(entries, outcomes, time.perf_counter() - t0, jobs, address, interrupted, total)
     _write_summary(directory, report)
     return report
 
@@ -156,27 +178,69 @@ def _run_parallel(cases, case_dirs, jobs, strict, resume, chunk_size):
         warmup()  # compile (or load) the kernels once; the forked workers inherit them
     npoints = sum(len(c) for c in cases if c is not None)
     size = chunk_size or max(1, min(32, npoints // (jobs * 8)))
-    with ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_init,
-                             initargs=(cases, case_dirs, strict, resume)) as pool:
+    pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_init,
+                               initargs=(cases, case_dirs, strict, resume))
+    try:
         futures = {pool.submit(_worker_chunk, ch): ch for ch in make_chunks(cases, size)}
         for fut in as_completed(futures):
             try:
-                yield fut.result()
+                result = fut.result()
             except (BrokenProcessPool, Exception) as exc:  # noqa: BLE001 - a worker died
                 ci, indices = futures[fut]
-                yield failed_outcomes(cases[ci], ci, indices, case_dirs[ci],
-                                      f"worker process failed: {describe(exc)}")
+                result = failed_outcomes(cases[ci], ci, indices, case_dirs[ci],
+                                         f"worker process failed: {describe(exc)}")
+            yield result
+    except BaseException:
+        _stop(pool)
+        raise
+    pool.shutdown(wait=True)
 
 
-def _safe(name: str) -> str:
-    out = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name).strip(".")
-    return out or "case"
+def _stop(pool) -> None:
+    """Cancel what has not started and stop the workers (SIGTERM: each discards the folder it was writing)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        try:
+            p.terminate()
+        except (OSError, AttributeError):
+            pass
+    for p in procs:
+        p.join(5)
+
+
+def _finished_unreported(cases, case_dirs, outcomes, started: float) -> list:
+    """Points a stopped worker finished but never reported: their folder holds a manifest of this case and point
+    written since the batch started."""
+    seen = {(o.case, o.index) for o in outcomes}
+    out = []
+    for ci, case in enumerate(cases):
+        if case is None:
+            continue
+        for pi in range(len(case)):
+            key = (ci, pi if case.is_sweep else None)
+            where = point_dir(case_dirs[ci], case, pi)
+            if key in seen:
+                continue
+            mf = os.path.join(where, "manifest.json")
+            try:
+                if os.stat(mf).st_mtime < started:
+                    continue
+                with open(mf, encoding="utf-8") as fh:
+                    m = json.load(fh)["case"]
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if m.get("sha256") == case.sha256 and m.get("point") == key[1]:
+                out.append(Outcome(ci, key[1], f"{case.name}#{pi}" if case.is_sweep else case.name, True,
+                                   directory=where))
+    return out
 
 
 def _write_summary(directory: str, report: BatchReport) -> None:
-    os.makedirs(directory, exist_ok=True)
     data = {
-        "ok": report.ok,
+        "ok": report.ok and not report.interrupted,
+        "interrupted": report.interrupted,
+        "total": report.total,
         "points": len(report.outcomes),
         "failed": len(report.failed),
         "skipped": len(report.skipped),
@@ -185,6 +249,4 @@ def _write_summary(directory: str, report: BatchReport) -> None:
         "cases": [asdict(e) for e in report.cases],
         "outcomes": [asdict(o) for o in report.outcomes],
     }
-    with open(os.path.join(directory, "summary.json"), "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=1)
-        fh.write("\n")
+    atomic_write(os.path.join(directory, "summary.json"), (json.dumps(data, indent=1) + "\n").encode("utf-8"))

@@ -16,7 +16,7 @@ import os
 import tomllib
 
 from .expr import FUNCTIONS
-from .schema import CaseError, Compiler, Program
+from .schema import CaseError, Compiler, Program, default_max_bytes
 
 #: Largest number of points one case may expand into (a guard against typos in sweeps).
 MAX_POINTS = 1_000_000
@@ -26,12 +26,14 @@ class Case:
     """A loaded case file: the document, its sweep axes, and :meth:`point` to get each program."""
 
     def __init__(self, doc: dict, file: str, source: str = "", base_dir: str | None = None,
-                 seed: int | None = None):
+                 seed: int | None = None, max_bytes: int | None = None, allow_python: bool = False):
         if not isinstance(doc, dict):
             raise CaseError(file, "", f"expected a table at the top level, got {type(doc).__name__}")
         self.doc, self.file, self.source = doc, file, source
         self.base_dir = base_dir if base_dir is not None else os.path.dirname(os.path.abspath(file))
         self.seed = seed
+        self.max_bytes = default_max_bytes() if max_bytes is None else int(max_bytes)
+        self.allow_python = bool(allow_python)
         self.sha256 = hashlib.sha256(source.encode("utf-8")).hexdigest() if source else ""
         self.named = self._named_axes()
         self.implicit: dict[str, list] = {}
@@ -93,7 +95,7 @@ class Case:
             yield self.point(i)
 
     def _compile(self, names, choose, index, values) -> Program:
-        comp = Compiler(self.doc, self.file, self.source, self.base_dir, names, choose)
+        comp = Compiler(self.doc, self.file, self.source, self.base_dir, names, choose, self.max_bytes)
         prog = comp.compile(index, values, self.seed)
         return _replace(prog, source_sha256=self.sha256)
 
@@ -136,17 +138,38 @@ def parse_text(text: str, file: str, fmt: str | None = None) -> dict:
     fmt = fmt or ("json" if file.lower().endswith(".json") else "toml")
     if fmt == "json":
         try:
-            return json.loads(text)
+            return json.loads(text, object_pairs_hook=_no_duplicates)
         except json.JSONDecodeError as exc:
             raise CaseError(file, "", f"JSON syntax error: {exc.msg} (column {exc.colno})", exc.lineno) from None
+        except _DuplicateKey as exc:
+            raise CaseError(file, str(exc), "key given twice in one JSON object (JSON would silently keep the "
+                                            "last one)") from None
+        except (RecursionError, MemoryError):
+            raise CaseError(file, "", "JSON nested too deeply") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CaseError(file, "", f"TOML syntax error: {exc}") from None
+    except (RecursionError, MemoryError):
+        raise CaseError(file, "", "TOML nested too deeply") from None
 
 
-def load_case(path, seed: int | None = None) -> Case:
-    """Load a case file (``.toml`` or ``.json``). ``seed`` overrides the case's seed."""
+class _DuplicateKey(Exception):
+    pass
+
+
+def _no_duplicates(pairs):
+    out = {}
+    for k, v in pairs:
+        if k in out:
+            raise _DuplicateKey(k)
+        out[k] = v
+    return out
+
+
+def load_case(path, seed: int | None = None, max_bytes: int | None = None, allow_python: bool = False) -> Case:
+    """Load a case file (``.toml`` or ``.json``). ``seed`` overrides the case's seed; ``max_bytes`` bounds each
+    buffer's size (default: :func:`default_max_bytes`)."""
     path = os.fspath(path)
     try:
         with open(path, encoding="utf-8") as fh:
@@ -155,21 +178,24 @@ def load_case(path, seed: int | None = None) -> Case:
         raise CaseError(path, "", f"cannot read the case file: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise CaseError(path, "", "not a UTF-8 text file") from None
-    return Case(parse_text(text, path), path, text, seed=seed)
+    return Case(parse_text(text, path), path, text, seed=seed, max_bytes=max_bytes, allow_python=allow_python)
 
 
 def load_case_text(text: str, file: str = "<case>", fmt: str | None = None, base_dir: str | None = None,
-                   seed: int | None = None) -> Case:
+                   seed: int | None = None, max_bytes: int | None = None, allow_python: bool = False) -> Case:
     """A case from text (``file`` is only used in messages and the manifest)."""
-    return Case(parse_text(text, file, fmt), file, text, base_dir=base_dir or os.getcwd(), seed=seed)
+    return Case(parse_text(text, file, fmt), file, text, base_dir=base_dir or os.getcwd(), seed=seed,
+                max_bytes=max_bytes, allow_python=allow_python)
 
 
-def case_from_dict(doc: dict, name: str = "case", base_dir: str | None = None, seed: int | None = None) -> Case:
+def case_from_dict(doc: dict, name: str = "case", base_dir: str | None = None, seed: int | None = None,
+                   max_bytes: int | None = None, allow_python: bool = False) -> Case:
     """A case built in Python: the same keys as a case file (``{"product": ..., "buffers": {...}, ...}``)."""
     doc = dict(doc)
     doc.setdefault("name", name)
     text = json.dumps(doc, sort_keys=False, default=str)
-    return Case(doc, f"<{name}>", text, base_dir=base_dir or os.getcwd(), seed=seed)
+    return Case(doc, f"<{name}>", text, base_dir=base_dir or os.getcwd(), seed=seed, max_bytes=max_bytes,
+                allow_python=allow_python)
 
 
 def expand(cases) -> list:

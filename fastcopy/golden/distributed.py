@@ -62,16 +62,20 @@ class CaseSource:
     text: str
     base_dir: str
     seed: int | None
+    max_bytes: int | None = None
+    allow_python: bool = False
 
     @classmethod
     def of(cls, case: Case) -> "CaseSource":
-        return cls(case.file, case.source, os.path.abspath(case.base_dir), case.seed)
+        return cls(case.file, case.source, os.path.abspath(case.base_dir), case.seed, case.max_bytes,
+                   case.allow_python)
 
 
 @functools.lru_cache(maxsize=32)
 def load_source(src: CaseSource) -> Case:
     """The case of ``src``, built once per worker process."""
-    return Case(parse_text(src.text, src.file), src.file, src.text, base_dir=src.base_dir, seed=src.seed)
+    return Case(parse_text(src.text, src.file), src.file, src.text, base_dir=src.base_dir, seed=src.seed,
+                max_bytes=src.max_bytes, allow_python=src.allow_python)
 
 
 def run_task(src: CaseSource, case_no: int, indices: list, case_dir: str, strict: bool, resume: bool) -> list:

@@ -36,45 +36,88 @@ def _sizeof(dtype):
 
 
 FUNCTIONS = {"au": _au, "ceil_div": _ceil_div, "sizeof": _sizeof, "min": min, "max": max, "abs": abs}
-_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+#: Bounds that keep a hostile case file from exhausting the machine: integers stay below 2**MAX_INT_BITS in
+#: magnitude (operands and results), strings at most MAX_STR characters, expressions at most MAX_TEXT characters.
+MAX_INT_BITS = 128
+MAX_STR = 256
+MAX_TEXT = 2000
+
+
+def _check_size(v):
+    if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > MAX_INT_BITS:
+        raise ExprError(f"an integer of {v.bit_length()} bits; expressions stay below 2**{MAX_INT_BITS}")
+    if isinstance(v, str) and len(v) > MAX_STR:
+        raise ExprError(f"a string of {len(v)} characters; expressions stay at most {MAX_STR}")
+    return v
+
+
+def _mul(a, b):
+    if isinstance(a, str) or isinstance(b, str):
+        s, n = (a, b) if isinstance(a, str) else (b, a)
+        if isinstance(n, int) and len(s) * max(n, 0) > MAX_STR:
+            raise ExprError(f"a string of {len(s)} x {n} characters; expressions stay at most {MAX_STR}")
+    elif isinstance(a, int) and isinstance(b, int) and a.bit_length() + b.bit_length() > MAX_INT_BITS + 1:
+        raise ExprError(f"a product of {a.bit_length() + b.bit_length()} bits; expressions stay below "
+                        f"2**{MAX_INT_BITS}")
+    return a * b
+
+
+def _pow(a, b):
+    if isinstance(a, int) and isinstance(b, int) and abs(a) > 1:
+        if b > MAX_INT_BITS or (b > 0 and (a.bit_length() - 1) * b > MAX_INT_BITS):
+            raise ExprError(f"{a} ** {b} is too large; expressions stay below 2**{MAX_INT_BITS}")
+    if isinstance(b, (int, float)) and abs(b) > 10 * MAX_INT_BITS:
+        raise ExprError(f"exponent {b} is too large")
+    return a ** b
+
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: _mul, ast.Div: operator.truediv,
+           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: _pow}
 _UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
 
 
 @lru_cache(maxsize=1024)
 def _parse(text: str):
+    if len(text) > MAX_TEXT:
+        raise ExprError(f"expression of {len(text)} characters; at most {MAX_TEXT}")
     try:
         return ast.parse(text.strip(), mode="eval").body
     except SyntaxError as exc:
-        raise ExprError(f"cannot parse expression {text!r}: {exc.msg}") from None
+        raise ExprError(f"cannot parse expression {text[:80]!r}: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise ExprError(f"expression {text[:80]!r}...: nested too deeply") from None
 
 
 def evaluate(text: str, names: dict):
-    """Value of the expression ``text`` with sweep variables ``names``."""
+    """Value of the expression ``text`` with variables ``names`` (sweep and loop variables, ``block_idx``)."""
     tree = _parse(text)
     try:
-        return _eval(tree, names, text)
-    except ExprError:
-        raise
+        return _check_size(_eval(tree, names, text))
+    except ExprError as exc:
+        if str(exc).startswith("expression "):
+            raise
+        raise ExprError(f"expression {text[:80]!r}: {exc}") from None
+    except RecursionError:
+        raise ExprError(f"expression {text[:80]!r}: nested too deeply") from None
     except (ArithmeticError, TypeError, ValueError, FastCopyError) as exc:
-        raise ExprError(f"expression {text!r}: {exc}") from None
+        raise ExprError(f"expression {text[:80]!r}: {exc}") from None
 
 
 def _eval(node, names, text):
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)) and not isinstance(
             node.value, bool):
-        return node.value
+        return _check_size(node.value)
     if isinstance(node, ast.Name):
         if node.id not in names:
             have = ", ".join(sorted(names)) or "none (the case has no [sweep] table)"
             raise ExprError(f"expression {text!r}: unknown name {node.id!r}; sweep variables: {have}")
         return names[node.id]
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        return _BINOPS[type(node.op)](_eval(node.left, names, text), _eval(node.right, names, text))
+        return _check_size(_BINOPS[type(node.op)](_eval(node.left, names, text), _eval(node.right, names, text)))
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         return _UNARY[type(node.op)](_eval(node.operand, names, text))
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS
             and not node.keywords):
-        return FUNCTIONS[node.func.id](*[_eval(a, names, text) for a in node.args])
+        return _check_size(FUNCTIONS[node.func.id](*[_eval(a, names, text) for a in node.args]))
     raise ExprError(f"expression {text!r}: only arithmetic (+ - * / // % **), sweep variables, numbers and "
                     f"the functions {', '.join(FUNCTIONS)} are allowed")

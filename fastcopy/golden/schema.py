@@ -21,6 +21,7 @@ from ..errors import FastCopyError
 from ..params import CTYPES
 from ..products import POSITIONS, Phys, Product, TPosition
 from .expr import ExprError, evaluate
+from .store import GoldenWriteError, check_collisions
 
 #: Seed used when neither the case nor the command line gives one (recorded in every manifest).
 DEFAULT_SEED = 0
@@ -30,6 +31,7 @@ CASE_KEYS = ("name", "description", "product", "seed", "poison", "capacities", "
 GM_KEYS = ("dtype", "shape", "position", "init", "file", "description")
 LOCAL_KEYS = ("dtype", "count", "position", "addr", "init", "description")
 OP_KEYS = ("api", "dst", "src", "params", "dtype", "note")
+OUTPUT_KEYS = ("buffer", "file", "allow_undefined", "rtol", "atol", "compare")
 INIT_ARGS = {  # kind -> allowed arguments (with defaults; None = required for some dtypes)
     "uniform": {"low": 0.0, "high": 1.0},
     "normal": {"mean": 0.0, "std": 1.0},
@@ -182,6 +184,18 @@ class OutputSpec:
     buffer: str
     file: str  # path relative to the output folder, e.g. "output/golden.bin"
     mask: str  # e.g. "output/golden.mask.bin"
+    allow_undefined: bool = False  # the kernel leaves some elements unwritten on purpose (no warning)
+    rtol: float | None = None  # tolerances for `fastcopy verify` (None: bit-exact)
+    atol: float | None = None
+    compare: str | None = None  # a named compare rule (fastcopy.golden.verify.RULES)
+
+    def record(self) -> dict:
+        """The manifest keys of this output's options (only those given)."""
+        out = {"allow_undefined": True} if self.allow_undefined else {}
+        for k in ("rtol", "atol", "compare"):
+            if getattr(self, k) is not None:
+                out[k] = getattr(self, k)
+        return out
 
 
 @dataclass(frozen=True)
@@ -233,9 +247,11 @@ class Compiler:
     """Walks a case document once. ``choose(path, values)`` picks the value of a swept list (a list given where
     one value is expected); ``names`` are the sweep variables for ``"=expr"`` strings."""
 
-    def __init__(self, doc: dict, file: str, source: str, base_dir: str, names: dict, choose):
+    def __init__(self, doc: dict, file: str, source: str, base_dir: str, names: dict, choose,
+                 max_bytes: int | None = None):
         self.doc, self.file, self.source, self.base_dir = doc, file, source, base_dir
         self.names, self.choose = names, choose
+        self.max_bytes = default_max_bytes() if max_bytes is None else max_bytes
 
     # -- errors ------------------------------------------------------------------------------------------
     def error(self, path: str, message: str, present: bool = True) -> CaseError:
@@ -310,10 +326,12 @@ class Compiler:
             raise self.error(path, f"expected {what}, got {_show(v)}")
         return v
 
-    def number(self, raw, path: str, what: str = "a number"):
+    def number(self, raw, path: str, what: str = "a number", finite: bool = True):
         v = self.scalar(raw, path)
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise self.error(path, f"expected {what}, got {_show(v)}")
+        if finite and isinstance(v, float) and not math.isfinite(v):
+            raise self.error(path, f"{v} is not a finite number; expected {what}")
         return v
 
     def dtype(self, raw, path: str) -> str:
@@ -393,8 +411,9 @@ class Compiler:
                                    f"{path}.shape")
                 addr = None
                 file = self.string(spec.get("file", name), f"{path}.file", "a file base name")
-                if not re.match(r"^[\w.-]+$", file):
-                    raise self.error(f"{path}.file", f"{file!r} is not a plain file name (letters, digits, _ . -)")
+                if not re.match(r"^[\w-][\w.-]*$", file):
+                    raise self.error(f"{path}.file", f"{file!r} is not a plain file name (letters, digits, _ . -, "
+                                                     "not starting with a dot)")
             else:
                 self.check_keys(spec, LOCAL_KEYS, path)
                 count = self.integer(self.require(spec, "count", path, "a number of elements"), f"{path}.count",
@@ -403,6 +422,11 @@ class Compiler:
                 addr = (None if spec.get("addr") is None
                         else self.integer(spec["addr"], f"{path}.addr", 0, None, "a byte address"))
                 file = name
+            nbytes = math.prod(shape) * as_dtype(dtype).itemsize
+            if nbytes > self.max_bytes:
+                raise self.error(f"{path}.shape" if pos is TPosition.GM else f"{path}.count",
+                                 f"{nbytes} bytes ({_human(nbytes)}) is more than the limit of {self.max_bytes} bytes "
+                                 f"({_human(self.max_bytes)}) per buffer; raise it with --max-bytes if you mean it")
             init = self.init(spec.get("init"), f"{path}.init", as_dtype(dtype))
             if pos is TPosition.GM and init is not None:
                 if file in files:
@@ -475,7 +499,8 @@ class Compiler:
                 if kind == "integers" or (dt.kind in "iub" and kind in ("arange", "constant")):
                     out[arg] = self.integer(raw_v, apath, what=f"an integer ({kind} on {ascend_name(dt)})")
                 else:
-                    out[arg] = self.number(raw_v, apath)
+                    # a constant float value may be inf/nan (it is data); distribution parameters must be finite
+                    out[arg] = self.number(raw_v, apath, finite=kind != "constant")
             elif default is not None:
                 out[arg] = default
             elif kind == "integers" and dt.kind in "iu":
@@ -591,7 +616,8 @@ class Compiler:
                 raise self.error(path, f"expected a {detail}: {', '.join(members)}, got {_show(v)}")
             return Arg(key, kind, hit, detail)
         if kind == "value":
-            return Arg(key, kind, self.number(raw, path, f"a number (the {dtype} value)"))
+            finite = dtype is None or not _is_float(as_dtype(dtype))
+            return Arg(key, kind, self.number(raw, path, f"a number (the {dtype} value)", finite=finite))
         # a list of structs, e.g. dstSliceInfo = [{...}, {...}]
         scls = struct_class(detail)
         if isinstance(raw, list) and raw and all(isinstance(x, list) for x in raw):
@@ -639,17 +665,37 @@ class Compiler:
             raw = [raw]
         if not isinstance(raw, list) or not raw:
             raise self.error("outputs", f"expected a non-empty list of buffer names, got {_show(raw)}")
-        names, files = [], []
+        names, opts = [], []
         for i, entry in enumerate(raw):
             path = f"outputs[{i}]"
-            file = None
+            opt = {}
             if isinstance(entry, dict):
-                self.check_keys(entry, ("buffer", "file"), path)
+                self.check_keys(entry, OUTPUT_KEYS, path)
                 name = self.string(self.require(entry, "buffer", path, "a buffer name"), f"{path}.buffer")
                 if "file" in entry:
                     file = self.string(entry["file"], f"{path}.file")
-                    if not re.match(r"^[\w.-]+$", file):
-                        raise self.error(f"{path}.file", f"{file!r} is not a plain file name")
+                    if not re.match(r"^[\w-][\w.-]*$", file):
+                        raise self.error(f"{path}.file", f"{file!r} is not a plain file name (letters, digits, "
+                                                         "_ . -, not starting with a dot)")
+                    opt["file"] = file
+                if "allow_undefined" in entry:
+                    v = self.scalar(entry["allow_undefined"], f"{path}.allow_undefined")
+                    if not isinstance(v, bool):
+                        raise self.error(f"{path}.allow_undefined", f"expected true or false, got {_show(v)}")
+                    opt["allow_undefined"] = v
+                for k in ("rtol", "atol"):
+                    if k in entry:
+                        opt[k] = float(self.number(entry[k], f"{path}.{k}", "a finite non-negative number"))
+                        if opt[k] < 0:
+                            raise self.error(f"{path}.{k}", f"{opt[k]} is negative; expected a tolerance >= 0")
+                if "compare" in entry:
+                    from .verify import RULES
+
+                    rule = self.string(entry["compare"], f"{path}.compare", "a compare rule name")
+                    if rule not in RULES:
+                        raise self.error(f"{path}.compare", f"unknown compare rule {rule!r}{_suggest(rule, RULES)}; "
+                                                            f"rules: {', '.join(RULES)}")
+                    opt["compare"] = rule
             else:
                 name = self.string(entry, path, "a buffer name")
             if name not in buffers:
@@ -658,14 +704,39 @@ class Compiler:
             if name in names:
                 raise self.error(path, f"buffer {name!r} is listed twice")
             names.append(name)
-            files.append(file)
+            opts.append(opt)
         out = []
-        for name, file in zip(names, files):
-            base = file or ("golden" if len(names) == 1 else name)
-            out.append(OutputSpec(name, f"output/{base}.bin", f"output/{base}.mask.bin"))
-        if len({o.file for o in out}) != len(out):
-            raise self.error("outputs", "two outputs would write the same file; give distinct names")
+        for name, opt in zip(names, opts):
+            base = opt.pop("file", None) or ("golden" if len(names) == 1 else name)
+            out.append(OutputSpec(name, f"output/{base}.bin", f"output/{base}.mask.bin", **opt))
+        files = [f"input/{b.file}.bin" for b in buffers.values() if b.gm and b.init is not None]
+        for o in out:
+            files += [o.file, o.mask]
+        try:
+            check_collisions(files + ["manifest.json"])
+        except GoldenWriteError as exc:
+            raise self.error("outputs", str(exc)) from None
         return out
+
+
+def default_max_bytes() -> int:
+    """The default per-buffer limit: a quarter of the machine's physical memory (1 GiB when unknown)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = 4 << 30
+    return max(1 << 20, total // MAX_BYTES_FRACTION)
+
+
+#: The default per-buffer byte limit is physical memory // MAX_BYTES_FRACTION.
+MAX_BYTES_FRACTION = 4
+
+
+def _human(n: int) -> str:
+    for unit, k in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << k:
+            return f"{n / (1 << k):.1f} {unit}"
+    return f"{n} B"
 
 
 def _ctype_text(ctype: str) -> str:
