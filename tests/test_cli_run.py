@@ -73,14 +73,17 @@ def test_demo_falls_back_to_basic_datacopy_without_nd2nz(tmp_path, capsys, monke
     assert not mask[128:144].any() and mask[144:272].all() and not mask[272:].any()
 
 
-def test_demo_into_a_temporary_folder(capsys):
+def test_demo_into_a_temporary_folder_cleans_up(capsys):
     assert main(["demo"]) == 0
     out = capsys.readouterr().out
     folder = next(ln.split()[1].rstrip(":") for ln in out.splitlines() if ln.startswith("wrote "))
-    assert (pathlib.Path(folder) / "manifest.json").is_file()
-    import shutil
+    assert not pathlib.Path(folder).exists() and "fastcopy demo -o DIR keeps it" in out
 
-    shutil.rmtree(folder)
+
+def test_demo_with_o_keeps_the_folder(tmp_path, capsys):
+    assert main(["demo", "-o", str(tmp_path / "d")]) == 0
+    assert (tmp_path / "d" / "manifest.json").is_file()
+    assert f"fastcopy verify <output.bin> {tmp_path / 'd'}" in capsys.readouterr().out
 
 
 def test_python_dash_m_fastcopy(tmp_path):

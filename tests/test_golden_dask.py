@@ -100,7 +100,8 @@ def test_a_raising_point_is_reported_and_the_others_complete(tmp_path, client, c
     case = _case(tmp_path, bc_last=5)  # bc = 5: the gather reads past xGm (6 points)
     out = tmp_path / "out"
     rc = main(["batch", case, "-o", str(out), "--dask", client.scheduler.address, "--chunk-size", "4"])
-    text = capsys.readouterr().out
+    captured = capsys.readouterr()
+    text, err = captured.out, captured.err
     assert rc == 1
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["ok"], summary["points"], summary["failed"]) == (False, 24, 6)
@@ -108,7 +109,7 @@ def test_a_raising_point_is_reported_and_the_others_complete(tmp_path, client, c
     # axes: dt, bc (named), then product (implicit, fastest)
     assert {o["index"] // 2 % 4 for o in bad} == {3} and all("OutOfBoundsError" in o["error"] for o in bad)
     assert len(list(out.glob("multi/*/manifest.json"))) == 18
-    assert "6 failures:" in text and "on the Dask cluster" in text
+    assert "6 failures:" in err and "on the Dask cluster" in text  # failures go to stderr
 
 
 class KillPoint(distributed.WorkerPlugin):
