@@ -35,7 +35,11 @@ from .ops.pad import DataCopyPad, PaddingMode, SetPadValue
 from .params import (DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams, Field,
                      LoopModeParams, Nd2NzParams, Nz2NdParamsFull, ParamStruct, SliceInfo)
 from .products import Phys, Product, TPosition
+from .cube.images import fractal_shape, from_fractal, from_zn, from_zz, to_fractal, to_zn, to_zz
+from .cube.img2col import LoadDataWithStride, img2col
 from .cube.loaddata import LoadData, LoadDataWithTranspose
+from .cube.registers import (FmatrixMode, IsResetLoad3dConfig, SetFmatrix, SetLoadDataBoundary,
+                             SetLoadDataPaddingValue, SetLoadDataRepeat, SetLoadDataRepeatWithStride)
 from .cube.params import (Dn2NzParams, LoadData2dParams, LoadData2DParams, LoadData2DParamsV2,
                           LoadData2dTransposeParams, LoadData2dTransposeParamsV2, LoadData3DParamsV2,
                           LoadData3DParamsV2Pro, LoadDataRepeatParam, LoadDataRepeatParamWithStride)
@@ -66,7 +70,10 @@ __all__ = [
     "GlobalTensor", "LocalTensor", "TPipe", "TPosition",
     "LoadData", "LoadDataWithTranspose", "LoadData2DParams", "LoadData2dParams", "LoadData2DParamsV2",
     "LoadData2dTransposeParams", "LoadData2dTransposeParamsV2", "Dn2NzParams", "LoadData3DParamsV2",
-    "LoadData3DParamsV2Pro", "LoadDataRepeatParam", "LoadDataRepeatParamWithStride",
+    "LoadData3DParamsV2Pro", "LoadDataRepeatParam", "LoadDataRepeatParamWithStride", "LoadDataWithStride",
+    "SetFmatrix", "SetLoadDataPaddingValue", "SetLoadDataBoundary", "SetLoadDataRepeat",
+    "SetLoadDataRepeatWithStride", "FmatrixMode", "IsResetLoad3dConfig",
+    "img2col", "to_zz", "from_zz", "to_zn", "from_zn", "to_fractal", "from_fractal", "fractal_shape",
     # fastcopy
     "Product", "Phys", "to_nz", "from_nz", "nd2nz_params", "nz2nd_params", "slice_infos", "as_dtype",
     "current_pipe", "register_datacopy", "explain", "ParamStruct", "Field",

@@ -11,7 +11,8 @@ import pytest
 from dc_util import tensor_bytes
 
 import fastcopy as fc
-from fastcopy.errors import (AlignmentError, OutOfBoundsError, ParamTypeError, RangeError, UnsupportedError)
+from fastcopy.errors import (AlignmentError, OutOfBoundsError, ParamError, ParamTypeError, RangeError,
+                             UnsupportedError)
 
 A2, P350, P910, P310P = "ATLAS_A2", "ATLAS_350", "ATLAS_TRAINING", "ATLAS_INFERENCE_AICORE"
 
@@ -171,3 +172,129 @@ def test_warning(case):
     text = " | ".join(str(w.message) for w in rec if issubclass(w.category, fc.FastCopyWarning))
     for part in parts:
         assert part in text, (part, text)
+
+
+# ------------------------------------------------------------------------------------------------ img2col
+def P3(**kw):
+    base = dict(padList=(0, 0, 0, 0), l1H=4, l1W=4, channelSize=16, kExtension=16, mExtension=16, kStartPt=0,
+                mStartPt=0)
+    base.update(kw)
+    return fc.LoadData3DParamsV2(**base)
+
+
+def _rpt(pipe):
+    if pipe.product.name != "ATLAS_INFERENCE_AICORE":
+        fc.SetLoadDataRepeat(fc.LoadDataRepeatParam(), pipe=pipe)
+
+
+NOCFG = fc.IsResetLoad3dConfig(False, False)
+ERRORS_3D = [
+    ("fmatrixctrl", A2, "half", lambda d, s: fc.LoadData(d, s, P3(fMatrixCtrl=True)), UnsupportedError,
+     ["LoadData(LoadData3DParamsV2)", "fMatrixCtrl=true", "Atlas A2"]),
+    ("ensmallk", A2, "half", lambda d, s: fc.LoadData(d, s, P3(enSmallK=True)), UnsupportedError,
+     ["enSmallK=true", "Atlas A2"]),
+    ("stride0", A2, "half", lambda d, s: fc.LoadData(d, s, P3(strideW=0)), RangeError,
+     ["strideW=0 is outside [1, 63] pixels", "Atlas A2"]),
+    ("dilation0", A2, "half", lambda d, s: fc.LoadData(d, s, P3(dilationFilterH=0)), RangeError,
+     ["dilationFilterH=0 is outside [1, 255] pixels", "Atlas A2"]),
+    ("channels", A2, "half", lambda d, s: fc.LoadData(d, s, P3(channelSize=8)), UnsupportedError,
+     ["channelSize=8 is not a multiple of C0=16", "not emulated", "Atlas A2"]),
+    ("kstart", A2, "half", lambda d, s: fc.LoadData(d, s, P3(kStartPt=8)), RangeError,
+     ["kStartPt=8 is not a multiple of C0=16 elements", "Atlas A2"]),
+    ("kext", A2, "half", lambda d, s: fc.LoadData(d, s, P3(kExtension=8)), RangeError,
+     ["kExtension=8 is not a multiple of C0=16 elements", "Atlas A2"]),
+    ("mext", A2, "half", lambda d, s: fc.LoadData(d, s, P3(mExtension=8)), RangeError,
+     ["mExtension=8 is not a multiple of 16 rows", "half", "Atlas A2"]),
+    ("mstart-350", P350, "float", lambda d, s: fc.LoadData(d, s, P3(channelSize=8, kExtension=8, mStartPt=4)),
+     RangeError, ["LoadData(LoadData3DParamsV2): mStartPt=4 is not a multiple of 16 rows", "float", "Atlas 350"]),
+    ("kcolumns", A2, "half", lambda d, s: fc.LoadData(d, s, P3(kStartPt=16)), RangeError,
+     ["kStartPt + kExtension = 32 is outside [0, 16] columns", "C1*Kh*Kw*C0 = 1*1*1*16", "Atlas A2"]),
+    ("b8-transpose", A2, "int8", lambda d, s: fc.LoadData(d, s, P3(channelSize=32, kExtension=32, enTranspose=True)),
+     UnsupportedError, ["enTranspose=true is not supported for int8_t", "Atlas A2"]),
+    ("310p-b32-pad", P310P, "float", lambda d, s: fc.SetLoadDataPaddingValue(np.float32(1), pipe=d.pipe),
+     UnsupportedError, ["SetLoadDataPaddingValue", "4-byte pad value (float)", "Atlas inference series AI Core"]),
+    ("fmatrix-unset", A2, "half", lambda d, s: fc.LoadData(d, s, P3(), config=NOCFG), ParamError,
+     ["FMATRIX register is read before it was written", "Atlas A2"]),
+    ("padding-unset", A2, "half", lambda d, s: (fc.SetFmatrix(4, 4, (1, 0, 0, 0), pipe=d.pipe),
+                                                fc.LoadData(d, s, P3(), config=NOCFG)), ParamError,
+     ["PADDING register is read", "Atlas A2"]),
+    ("350-no-repeat", P350, "half", lambda d, s: fc.LoadData(d, s, P3()), ParamError,
+     ["Atlas 350 needs SetLoadDataRepeat", "no default"]),
+    ("boundary", A2, "half", lambda d, s: fc.SetLoadDataBoundary(100, pipe=d.pipe), RangeError,
+     ["SetLoadDataBoundary", "boundaryValue=100", "[1024, 4294967295] bytes", "Atlas A2"]),
+    ("boundary-350", P350, "half", lambda d, s: fc.SetLoadDataBoundary(2048, pipe=d.pipe), UnsupportedError,
+     ["SetLoadDataBoundary: does not exist on Atlas 350"]),
+    ("repeat-310p", P310P, "half", lambda d, s: fc.SetLoadDataRepeat(fc.LoadDataRepeatParam(), pipe=d.pipe),
+     UnsupportedError, ["SetLoadDataRepeat: does not exist on Atlas inference series AI Core"]),
+    ("repeat-mode", A2, "half", lambda d, s: fc.SetLoadDataRepeat(fc.LoadDataRepeatParam(0, 1, 2), pipe=d.pipe),
+     RangeError, ["repeatMode=2 is outside [0, 1]", "Atlas A2"]),
+    ("fmatrix-right-310p", P310P, "half", lambda d, s: fc.SetFmatrix(4, 4, (0, 0, 0, 0), fc.FmatrixMode.FMATRIX_RIGHT,
+                                                                     pipe=d.pipe), UnsupportedError,
+     ["SetFmatrix: FMATRIX_RIGHT does not exist on Atlas inference series AI Core"]),
+    ("fmatrix-range", A2, "half", lambda d, s: fc.SetFmatrix(0, 4, (0, 0, 0, 0), pipe=d.pipe), RangeError,
+     ["SetFmatrix: l1H=0 is outside [1, 32767] pixels", "Atlas A2"]),
+    ("padlist", A2, "half", lambda d, s: fc.LoadData(d, s, P3(padList=(0, 0, 300, 0))), RangeError,
+     ["padList top=300 is outside [0, 255]", "Atlas A2"]),
+    ("withstride-a2", A2, "half", lambda d, s: fc.LoadDataWithStride(d, s, P3()), UnsupportedError,
+     ["LoadDataWithStride(LoadData3DParamsV2)", "not supported on Atlas A2"]),
+    ("filter-too-big", A2, "half", lambda d, s: fc.LoadData(d, s, P3(filterW=5)), RangeError,
+     ["does not fit the padded 4 x 4 feature map", "Atlas A2"]),
+    ("pad-value-type", A2, "int8", lambda d, s: fc.LoadData(d, s, P3(channelSize=32, kExtension=32, padValue=300)),
+     ParamTypeError, ["LoadData(LoadData3DParamsV2)", "padValue=300", "int8_t", "Atlas A2"]),
+]
+
+
+@pytest.mark.parametrize("case", ERRORS_3D, ids=[c[0] for c in ERRORS_3D])
+def test_error_3d(case):
+    _, product, dtype, call, exc, parts = case
+    pipe, src, dst = setup(product, "A1", "A2", dtype, n_src=1024, n_dst=1024)
+    before = tensor_bytes(dst)
+    state = dict(pipe.state)
+    with pytest.raises(exc) as info:
+        call(dst, src)
+    for part in parts:
+        assert part in str(info.value), (part, str(info.value))
+    after = tensor_bytes(dst)
+    assert np.array_equal(before[0], after[0]) and np.array_equal(before[1], after[1])
+    if parts[0].startswith("LoadData"):  # a refused load writes no register either
+        assert {k: v for k, v in pipe.state.items() if state.get(k) != v} == {}
+
+
+WARNINGS_3D = [
+    ("l0b-transpose", A2, "B2", "half", lambda d, s: fc.LoadData(d, s, P3(enTranspose=True)),
+     ["enTranspose=true is ignored", "Atlas A2"]),
+    ("rows-beyond", A2, "A2", "half", lambda d, s: fc.LoadData(d, s, P3(l1H=2, l1W=4)),
+     ["rows up to 16 go beyond the Ho*Wo = 8 output pixels", "Atlas A2"]),
+    ("partial-b32", A2, "A2", "float", lambda d, s: fc.LoadData(d, s, P3(channelSize=8, kExtension=8, mExtension=4)),
+     ["only partly covered", "left untouched", "Atlas A2"]),
+    ("repeat", A2, "A2", "half", lambda d, s: (fc.SetLoadDataRepeat(fc.LoadDataRepeatParam(0, 2, 0), pipe=d.pipe),
+                                               fc.LoadData(d, s, P3())),
+     ["repeatTime=2 on Atlas A2 is experimental"]),
+    ("350-b2-pitch", P350, "B2", "half", lambda d, s: (_rpt(d.pipe),
+                                                       fc.LoadData(d, s, P3(channelSize=32, kExtension=32))),
+     ["destination pitch is 1 fractals but the Zn image of 16 x 32 needs 2", "Atlas 350"]),
+    ("pad-truncated", P350, "A2", "float", lambda d, s: fc.SetLoadDataPaddingValue(np.float32(1.5), pipe=d.pipe),
+     ["truncated to its low 16 bits", "Atlas 350"]),
+]
+
+
+@pytest.mark.parametrize("case", WARNINGS_3D, ids=[c[0] for c in WARNINGS_3D])
+def test_warning_3d(case):
+    _, product, dpos, dtype, call, parts = case
+    _, src, dst = setup(product, "A1" if dpos == "A2" else "B1", dpos, dtype, n_src=1024, n_dst=1024)
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        call(dst, src)
+    text = " | ".join(str(w.message) for w in rec if issubclass(w.category, fc.FastCopyWarning))
+    for part in parts:
+        assert part in text, (part, text)
+
+
+def test_registers_written_by_the_call_and_read_later():
+    pipe, src, dst = setup(A2, "A1", "A2", "half", n_src=1024, n_dst=1024)
+    fc.LoadData(dst, src, P3(padList=(1, 1, 1, 1), padValue=np.float16(-3), kExtension=0))  # no-op, sets registers
+    from fastcopy.cube.registers import FMATRIX_L, PADDING
+    assert pipe.state[FMATRIX_L] == (4, 4, (1, 1, 1, 1))
+    assert pipe.state[PADDING] == int(np.float16(-3).view(np.uint16))
+    fc.LoadData(dst, src, P3(padList=(0, 0, 0, 0), l1H=9, padValue=np.float16(0)), config=NOCFG)
+    assert dst.numpy()[0] == -3  # tap (0, 0) of output (0, 0) is padding, from the register

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import fastcopy as fc
 from fastcopy.dtypes import ASCEND_DTYPES
-from fastcopy.products import (DN2NZ_PATHS, LOAD2D_ADDR_MODE, LOAD2D_PATHS, LOAD2D_TRANSPOSE_PATHS, LOAD2D_TRANSPOSE_V2_PATHS,
+from fastcopy.products import (DN2NZ_PATHS, LOAD2D_ADDR_MODE, LOAD3D_PATHS, LOAD2D_PATHS, LOAD2D_TRANSPOSE_PATHS, LOAD2D_TRANSPOSE_V2_PATHS,
                                LOAD2DV2_PATHS, Phys, Product, TPosition)
 from fastcopy.reference import loaddata as ref
 
@@ -180,3 +180,89 @@ def test_dn2nz_matches_reference(combo, small, data):
 
     run_both(product, path, dt, src_bytes, dst_bytes, lambda dd, s: fc.DataCopy(dd, s, p, small_c0=small), oracle,
              data.draw(st.integers(0, 2**16)))
+
+
+def _load3d_combos():
+    out = []
+    for product, paths in LOAD3D_PATHS.items():
+        for path, dtypes in paths.items():
+            for dt in sorted(dtypes - {_INT4}, key=str):
+                out.append((product, path, dt))
+    return out
+
+
+@SETTINGS
+@given(st.sampled_from(_load3d_combos()), st.data())
+def test_load3d_matches_reference(combo, data):
+    from fastcopy.reference import img2col as iref
+
+    product, path, dt = combo
+    es = dt.itemsize
+    c0 = 32 // es
+    is350 = product is Product.ATLAS_350
+    H, W = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 7))
+    pads = tuple(data.draw(st.integers(0, 2)) for _ in range(4))
+    kh, kw = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+    sh, sw, dh, dw = (data.draw(st.integers(1, 2)) for _ in range(4))
+    if (H + pads[2] + pads[3] - ((kh - 1) * dh + 1)) < 0 or (W + pads[0] + pads[1] - ((kw - 1) * dw + 1)) < 0:
+        kh = kw = dh = dw = 1
+    C1 = data.draw(st.integers(1, 2))
+    Ho = (H + pads[2] + pads[3] - ((kh - 1) * dh + 1)) // sh + 1
+    Wo = (W + pads[0] + pads[1] - ((kw - 1) * dw + 1)) // sw + 1
+    kmax = C1 * kh * kw * c0
+    kext = c0 * data.draw(st.integers(1, kmax // c0))
+    k0 = c0 * data.draw(st.integers(0, (kmax - kext) // c0))
+    m16 = es <= 2 or is350
+    mext = 16 * data.draw(st.integers(1, 3)) if m16 else data.draw(st.integers(1, 40))
+    ms16 = is350 or es == 1 or dt == np.float16
+    m0 = 16 * data.draw(st.integers(0, 2)) if ms16 else data.draw(st.integers(0, 20))
+    tr_ok = path[1] is Phys.L0A and ((es in (1, 2, 4)) if is350 else (es == 2 if product is
+                                     Product.ATLAS_INFERENCE_AICORE else es in (2, 4)))
+    transpose = tr_ok and data.draw(st.booleans())
+    pad_value = dt.type(data.draw(st.integers(0, 100)))
+    p = fc.LoadData3DParamsV2(pads, H, W, C1 * c0, kext, mext, k0, m0, sw, sh, kw, kh, dw, dh, transpose, False,
+                              pad_value)
+    with_stride = is350 and data.draw(st.booleans())
+    repeat = product is not Product.ATLAS_INFERENCE_AICORE and data.draw(st.integers(0, 3)) == 0
+    R, mode, rstride = (data.draw(st.integers(2, 3)), data.draw(st.integers(0, 1)), data.draw(st.integers(0, 2))) \
+        if repeat else (1, 0, 0)
+    u = (64 if product is Product.ATLAS_200I_500_A2 else 32) // es
+    blocks = [(m0 + (r * rstride * 16 if mode == 0 else 0), k0 + (r * rstride * u if mode == 1 else 0))
+              for r in range(R)]
+    if mode == 1 and any(b[1] + kext > kmax for b in blocks):
+        R, blocks = 1, blocks[:1]
+    big_m, big_k = mext * (R if mode == 0 else 1), kext * (R if mode == 1 else 1)
+    if path[1] is Phys.L0B:
+        image, natural = "Zn", -(-big_k // 16)
+    elif is350:
+        image, natural = ("Nz^T", -(-big_k // 16)) if transpose else ("Nz", -(-big_m // 16))
+    else:
+        image, natural = ("Zz^T", -(-big_m // c0)) if transpose else ("Zz", -(-big_k // c0))
+    Q = natural
+    if is350:
+        Q = (-(-big_k // 16) if transpose else -(-big_m // 16)) if not with_stride else natural + \
+            data.draw(st.integers(0, 1))
+    src_bytes = C1 * H * W * c0 * es
+    last = max(iref.place(image, a, b, es=es, Q=Q) for a in (0, big_m - 1) for b in (0, big_k - 1)) + es
+    dst_bytes = -(-max(last, 512) // 512) * 512 + 512
+
+    def call(d, s):
+        pipe = d.pipe
+        if with_stride:
+            fc.SetLoadDataRepeatWithStride(fc.LoadDataRepeatParamWithStride(rstride, R, mode, Q), pipe=pipe)
+            fc.LoadDataWithStride(d, s, p)
+        else:
+            if product is not Product.ATLAS_INFERENCE_AICORE:
+                fc.SetLoadDataRepeat(fc.LoadDataRepeatParam(rstride, R, mode), pipe=pipe)
+            fc.LoadData(d, s, p)
+
+    pad_bytes = pad_value.tobytes()
+    if es == 4 and product in (Product.ATLAS_200I_500_A2, Product.ATLAS_350):
+        pad_bytes = (int.from_bytes(pad_bytes, "little") & 0xFFFF).to_bytes(4, "little")
+
+    def oracle(d, d_def, s, s_def, poison):
+        iref.load3d(d, d_def, s, s_def, es=es, H=H, W=W, pads=pads, Kh=kh, Kw=kw, sh=sh, sw=sw, dh=dh, dw=dw,
+                    mExtension=mext, kExtension=kext, blocks=blocks, mode=mode, image=image, Q=Q,
+                    pad_bytes=pad_bytes, poison=poison)
+
+    run_both(product, path, dt, src_bytes, dst_bytes, call, oracle, data.draw(st.integers(0, 2**16)))

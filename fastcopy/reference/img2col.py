@@ -1,0 +1,64 @@
+"""Reference (test-oracle) img2col load (LoadData 3D V2 / V2Pro / LoadDataWithStride), written literally from
+the formulas in docs/cube-in.md, one element at a time. Slow on purpose; never validates.
+
+``blocks`` = the (mStartPt, kStartPt) of each repeat (one block without repeat); they are stacked along M
+(``mode = 0``) or K (``mode = 1``) into one matrix ``Xs`` that is placed as ``image``:
+
+    "Zz"   (m, k) -> ((m//16)*Q + k//C0)*512 + (m%16)*32 + (k%C0)*es
+    "Zz^T" (m, k) -> ((k//16)*Q + m//C0)*512 + (k%16)*32 + (m%C0)*es
+    "Nz"   (m, k) -> ((k//C0)*Q + m//16)*512 + (m%16)*32 + (k%C0)*es
+    "Nz^T" and "Zn" (m, k) -> ((m//C0)*Q + k//16)*512 + (k%16)*32 + (m%C0)*es
+"""
+
+from __future__ import annotations
+
+from ._writer import ByteWriter
+
+
+def x_element(m, k, *, H, W, pads, C0, Kh, Kw, sh, sw, dh, dw):
+    """NC1HWC0 element index of X[m][k], or None for a padded position."""
+    left, right, top, bottom = pads
+    Wo = (W + left + right - ((Kw - 1) * dw + 1)) // sw + 1
+    ho, wo = m // Wo, m % Wo
+    c1 = k // (Kh * Kw * C0)
+    i = (k // (Kw * C0)) % Kh
+    j = (k // C0) % Kw
+    c0 = k % C0
+    h = ho * sh - top + i * dh
+    w = wo * sw - left + j * dw
+    if 0 <= h < H and 0 <= w < W:
+        return ((c1 * H + h) * W + w) * C0 + c0
+    return None
+
+
+def place(image, m, k, *, es, Q):
+    c0 = 32 // es
+    if image == "Zz":
+        return ((m // 16) * Q + k // c0) * 512 + (m % 16) * 32 + (k % c0) * es
+    if image == "Zz^T":
+        return ((k // 16) * Q + m // c0) * 512 + (k % 16) * 32 + (m % c0) * es
+    if image == "Nz":
+        return ((k // c0) * Q + m // 16) * 512 + (m % 16) * 32 + (k % c0) * es
+    return ((m // c0) * Q + k // 16) * 512 + (k % 16) * 32 + (m % c0) * es
+
+
+def load3d(dst, dst_def, src, src_def, *, es, H, W, pads, Kh, Kw, sh, sw, dh, dw, mExtension, kExtension,
+           blocks, mode, image, Q, pad_bytes, boundary=0, src_l1=0, poison=0xFF):
+    writer = ByteWriter(dst, dst_def, poison)
+    c0 = 32 // es
+    geo = dict(H=H, W=W, pads=pads, C0=c0, Kh=Kh, Kw=Kw, sh=sh, sw=sw, dh=dh, dw=dw)
+    for b, (m0, k0) in enumerate(blocks):
+        for mm in range(mExtension):
+            for kk in range(kExtension):
+                e = x_element(m0 + mm, k0 + kk, **geo)
+                big_m = mm + (b * mExtension if mode == 0 else 0)
+                big_k = kk + (b * kExtension if mode == 1 else 0)
+                d = place(image, big_m, big_k, es=es, Q=Q)
+                if e is None:
+                    writer.write(d, bytearray(pad_bytes), True)
+                    continue
+                s = e * es
+                if boundary and s + src_l1 >= boundary:
+                    s -= boundary
+                writer.write(d, src[s:s + es], src_def[s:s + es])
+    writer.finish()
