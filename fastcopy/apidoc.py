@@ -2,7 +2,7 @@
 :mod:`fastcopy.products`, as text for docstrings and as Markdown for docs/semantics.md.
 
 The tables are never written by hand, so ``help(fastcopy.DataCopy)`` and docs/semantics.md cannot drift from
-what the planners accept. ``python -m fastcopy.apidoc`` rewrites the generated blocks of docs/semantics.md
+what the planners accept. ``python docs/make_tables.py`` rewrites the generated blocks of docs/semantics.md
 (between ``<!-- generated:NAME -->`` and ``<!-- end:NAME -->``); a test checks they are current.
 """
 
@@ -164,13 +164,13 @@ def blocks() -> dict[str, str]:
     return out
 
 
-_BLOCK = re.compile(r"(<!-- generated:(?P<name>[^ ]+) -->\n)(?P<body>.*?)(\n<!-- end:(?P=name) -->)", re.S)
+_BLOCK = re.compile(r"(<!-- generated:(?P<name>[^ ]+) -->\n)(?P<body>(?:.*?\n)??)(<!-- end:(?P=name) -->)", re.S)
 
 
 def render(text: str) -> str:
     """``text`` with every generated block replaced by its current content (KeyError for an unknown block)."""
     table = blocks()
-    return _BLOCK.sub(lambda m: m.group(1) + table[m.group("name")] + m.group(4), text)
+    return _BLOCK.sub(lambda m: m.group(1) + table[m.group("name")] + "\n" + m.group(4), text)
 
 
 def block_names(text: str) -> list[str]:
@@ -193,7 +193,7 @@ def complete(func, *ops: str, extra: str = "") -> None:
 
 
 def main(argv=None) -> int:
-    """``python -m fastcopy.apidoc [FILE]``: rewrite the generated blocks of FILE (default docs/semantics.md)."""
+    """``python docs/make_tables.py [FILE]``: rewrite the generated blocks of FILE (default docs/semantics.md)."""
     argv = sys.argv[1:] if argv is None else argv
     path = Path(argv[0] if argv else Path(__file__).resolve().parent.parent / "docs" / "semantics.md")
     text = path.read_text()

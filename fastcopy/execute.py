@@ -1,8 +1,8 @@
 """Run a plan on tensors: kernels on unsigned views for data and definedness, or the exact path.
 
-The exact path (numpy, slower) resolves calls whose writes may overlap (spec 8.2, 11.2: a byte written more
+The exact path (numpy, slower) resolves calls whose writes may overlap (semantics.md §8.2, §11.2: a byte written more
 than once with different values becomes undefined) and calls whose source and destination share bytes
-(read-before-write, spec 0). Everything else runs the numba kernels.
+(read-before-write, semantics.md §0). Everything else runs the numba kernels.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ _ZERO = np.uint64(0)
 
 
 def poison_byte(dst, src) -> int:
-    """The poison byte of the core doing the call (spec 11.1): undefined bytes it writes, GM included."""
+    """The poison byte of the core doing the call (semantics.md §11.1): undefined bytes it writes, GM included."""
     if dst.is_global and src is not None and not src.is_global:
         return src.pipe.poison
     return dst.memory.poison

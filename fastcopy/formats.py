@@ -27,7 +27,7 @@ from .products import Phys, TPosition
 
 BLK = 32
 ROWS = 16  # rows per fractal (N0)
-NZ2ND_FRACTAL = 16  # NZ2ND fractal columns are 16 elements wide for every dtype (spec 6.1)
+NZ2ND_FRACTAL = 16  # NZ2ND fractal columns are 16 elements wide for every dtype (semantics.md §6.1)
 _U8 = np.dtype(np.uint8)
 
 
@@ -99,8 +99,8 @@ def to_nz(array, c0=None, out=None) -> np.ndarray:
     :func:`from_nz`.
 
     This is the layout of ND2NZ with ``dstNzNStride = 1, dstNzC0Stride = AU(rows, 16)`` (:func:`nd2nz_params`).
-    The hardware NZ2ND reads 16-element fractal columns for every dtype (spec 6.1), so for 4-byte types it is not
-    the inverse of ND2NZ: the NZ2ND source of a float matrix is ``to_nz(a, c0=16)``, not ``to_nz(a)``.
+    The hardware NZ2ND reads 16-element fractal columns for every dtype (semantics.md §6.1), so for 4-byte types it
+    is not the inverse of ND2NZ: the NZ2ND source of a float matrix is ``to_nz(a, c0=16)``, not ``to_nz(a)``.
     """
     a = np.asarray(array)
     dt = _dtype(a.dtype, "to_nz")

@@ -155,7 +155,7 @@ class ParamStruct:
         return dict(self.__dict__["_values"])
 
     def check_types(self, api: str, product) -> None:
-        """Raise ParamTypeError if a value does not fit the field's C++ type *on this product* (spec 11.4)."""
+        """Raise ParamTypeError if a value does not fit the field's C++ type *on this product* (semantics.md §11.4)."""
         self.check_key_types(api, self.key(), product)
 
     @classmethod

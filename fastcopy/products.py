@@ -1,4 +1,4 @@
-"""Per-product facts as data (SEMANTICS.md sections 1-7): products, positions, capacities, alignment, the
+"""Per-product facts as data (docs/semantics.md §1-§7): products, positions, capacities, alignment, the
 supported (API, physical path, dtype) combinations, and the parameter-field types that differ per product.
 
 Rules are data here and are read by the planners; nothing in this module decides anything.
@@ -14,7 +14,7 @@ from .dtypes import ASCEND_DTYPES
 
 
 class Product(enum.Enum):
-    """An Ascend product family (spec 1.1). ``.key`` is the spec's short key, ``.display_name`` the page name."""
+    """An Ascend product family (semantics.md §1.1). ``.key`` is the short key, ``.display_name`` the page name."""
 
     __hash__ = object.__hash__  # members are singletons: identity hash, computed in C
 
@@ -70,7 +70,7 @@ class Phys(enum.Enum):
 
 
 class TPosition(enum.Enum):
-    """Logical positions of Ascend C (spec 1.2). Each maps to a physical buffer per product."""
+    """Logical positions of Ascend C (semantics.md §1.2). Each maps to a physical buffer per product."""
 
     __hash__ = object.__hash__  # members are singletons: identity hash, computed in C
 
@@ -105,7 +105,7 @@ _OLD_CORE = {**_COMMON_POSITIONS, TPosition.C1: _UB, TPosition.C2: Phys.L0C, TPo
 _NEW_CORE = {**_COMMON_POSITIONS, TPosition.C1: _L1, TPosition.C2: Phys.BT, TPosition.CO2: Phys.GM,
              TPosition.C2PIPE2GM: Phys.FB}
 
-#: TPosition -> physical memory, per product (spec 1.2; C1 on 310B is L1, decision 9 #27).
+#: TPosition -> physical memory, per product (semantics.md §1.2; C1 on 310B is L1, semantics.md §9 #27).
 POSITIONS: dict[Product, dict[TPosition, Phys]] = {
     P.ATLAS_TRAINING: _OLD_CORE,
     P.ATLAS_INFERENCE_AICORE: _OLD_CORE,
@@ -118,7 +118,7 @@ POSITIONS: dict[Product, dict[TPosition, Phys]] = {
 }
 
 K = 1024
-#: Default capacities in bytes (spec 1.3, documented values; overridable per TPipe). See docs/semantics-decisions.md.
+#: Default capacities in bytes (semantics.md §1.3: documented values; overridable per TPipe).
 CAPACITIES: dict[Product, dict[Phys, int]] = {
     P.ATLAS_TRAINING: {_UB: 256 * K, _L1: 1024 * K, Phys.L0A: 64 * K, Phys.L0B: 64 * K, Phys.L0C: 256 * K},
     P.ATLAS_INFERENCE_AICORE: {_UB: 256 * K, _L1: 1024 * K, Phys.L0A: 64 * K, Phys.L0B: 64 * K, Phys.L0C: 256 * K},
@@ -133,10 +133,10 @@ CAPACITIES: dict[Product, dict[Phys, int]] = {
                   Phys.BT: 4 * K, Phys.FB: 4 * K},
 }
 
-#: Start-address alignment of local tensors, bytes (spec 1.4). GM alignment depends on the API (ALIGN_GM).
+#: Start-address alignment of local tensors, bytes (semantics.md §1.4). GM alignment depends on the API (ALIGN_GM).
 ALIGN: dict[Phys, int] = {_UB: 32, _L1: 32, Phys.L0A: 512, Phys.L0B: 512, Phys.L0C: 64, Phys.BT: 64,
                           Phys.FB: 128}
-#: GM start alignment per API: "es" = a multiple of sizeof(T) (decision 9 #2), 1 = any byte.
+#: GM start alignment per API: "es" = a multiple of sizeof(T) (semantics.md §9 #2), 1 = any byte.
 ALIGN_GM = {"DataCopy": "es", "DataCopyPad": 1, "Nd2Nz": 1, "Nz2Nd": 1, "Slice": 1, "LoadData": 1, "Dn2Nz": 1}
 
 # ----------------------------------------------------------------------------------------------- dtype lists
@@ -163,7 +163,7 @@ def _for(products, table):
     return {p: table for p in products}
 
 
-#: Basic DataCopy (spec 3.1, 3.5): product -> {(src phys, dst phys): dtypes (same on both sides)}.
+#: Basic DataCopy (semantics.md §3.1, §3.5): product -> {(src phys, dst phys): dtypes (same on both sides)}.
 DATACOPY_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset | None]] = {
     P.ATLAS_TRAINING: {(_GM, _UB): STD11, (_GM, _L1): STD11, (_UB, _GM): STD11, (_UB, _UB): STD11},
     P.ATLAS_INFERENCE_AICORE: {(_GM, _UB): STD11, (_GM, _L1): STD11, (_UB, _GM): STD11, (_UB, _UB): STD11,
@@ -176,14 +176,14 @@ DATACOPY_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset | None]] = {
     P.ATLAS_350: {(_GM, _UB): ANY, (_GM, _L1): ANY, (_UB, _GM): ANY, (_UB, _UB): A350_LIST, (_UB, _L1): A350_LIST,
                   (_L1, _BT): _dts("half", "bfloat16_t", "int32_t", "float"), (_L1, _FB): A350_LIST},
 }
-#: The dtype-changing L1 -> BiasTable prototype (spec 3.6): product -> {(src dtype, dst dtype)}.
+#: The dtype-changing L1 -> BiasTable prototype (semantics.md §3.6): product -> {(src dtype, dst dtype)}.
 DATACOPY_CONVERT: dict[Product, frozenset] = {
     P.ATLAS_A2: frozenset({(ASCEND_DTYPES["half"], ASCEND_DTYPES["float"])}),
     P.ATLAS_A3: frozenset({(ASCEND_DTYPES["half"], ASCEND_DTYPES["float"])}),
     P.ATLAS_350: frozenset({(ASCEND_DTYPES["half"], ASCEND_DTYPES["float"]),
                             (ASCEND_DTYPES["bfloat16_t"], ASCEND_DTYPES["float"])}),
 }
-#: Products where blockCount/blockLen = 0 is a documented no-op (spec 8.1, decision 9 #1).
+#: Products where blockCount/blockLen = 0 is a documented no-op (semantics.md §8.1, semantics.md §9 #1).
 ZERO_IS_NOOP = frozenset({P.ATLAS_A2, P.ATLAS_A3, P.ATLAS_350})
 
 _PAD_A2 = _dts("int8_t", "uint8_t", "int16_t", "uint16_t", "half", "bfloat16_t", "int32_t", "uint32_t", "float",
@@ -193,7 +193,7 @@ _PAD_350 = _dts("bool", "int8_t", "uint8_t", "int16_t", "uint16_t", "half", "bfl
                 "float", "complex32", "int64_t", "uint64_t", "double", "complex64")
 _PAD_350_TSCM = _dts("half", "bfloat16_t", "int16_t", "uint16_t", "float", "int32_t", "uint32_t", "int8_t",
                      "uint8_t")
-#: DataCopyPad (spec 4.1, 4.7, decision 9 #31/#32): product -> {(src phys, dst phys): dtypes}.
+#: DataCopyPad (semantics.md §4.1, §4.7, semantics.md §9 #31/#32): product -> {(src phys, dst phys): dtypes}.
 #: (UB, L1) is the two-stage UB -> TSCM form with Nd2NzParams.
 DATACOPYPAD_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
     **_for(_A2A3, {(_GM, _UB): _PAD_A2, (_UB, _GM): _PAD_A2,
@@ -203,7 +203,7 @@ DATACOPYPAD_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
 }
 #: Products with the Atlas 350 DataCopyPad engine (PaddingMode, int64 strides, loop mode, fill table).
 PAD_350_ENGINE = frozenset({P.ATLAS_350})
-#: Products where SetPadValue exists (spec 4.3).
+#: Products where SetPadValue exists (semantics.md §4.3).
 SET_PAD_VALUE = frozenset({P.ATLAS_A2, P.ATLAS_A3, P.ATLAS_350})
 
 _ND_A2_L1 = _dts("int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "half", "bfloat16_t", "float")
@@ -211,7 +211,7 @@ _ND_350_L1 = _dts("bool", "int8_t", "uint8_t", "hifloat8_t", "fp8_e5m2_t", "fp8_
                   "uint16_t", "half", "bfloat16_t", "int32_t", "uint32_t", "float", "complex32")
 _ND_310P_L1 = _dts("int16_t", "uint16_t", "int32_t", "uint32_t", "half", "float")
 _ND_310P_UB = _dts("int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "half", "float")
-#: ND2NZ (spec 5.1, 5.3): product -> {(src phys, dst phys): dtypes}. (UB, L1) = UB -> TSCM.
+#: ND2NZ (semantics.md §5.1, §5.3): product -> {(src phys, dst phys): dtypes}. (UB, L1) = UB -> TSCM.
 ND2NZ_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
     **_for(_A2A3, {(_GM, _L1): _ND_A2_L1, (_GM, _UB): _ND_A2_L1, (_UB, _L1): _ND_A2_L1}),
     P.ATLAS_350: {(_GM, _L1): _ND_350_L1, (_GM, _UB): _ND_350_L1, (_UB, _L1): _ND_350_L1},
@@ -219,7 +219,7 @@ ND2NZ_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
 }
 _NZ_A2 = _dts("int16_t", "uint16_t", "int32_t", "uint32_t", "half", "bfloat16_t", "float")
 _NZ_310P = _dts("int16_t", "uint16_t", "int32_t", "uint32_t", "half", "float")
-#: NZ2ND (spec 6): product -> {(src phys, dst phys): dtypes}. On 310P CO2 maps to UB, so CO2 -> GM is (UB, GM).
+#: NZ2ND (semantics.md §6): product -> {(src phys, dst phys): dtypes}. On 310P CO2 maps to UB, so CO2 -> GM is (UB, GM).
 NZ2ND_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
     **_for(_A2A3, {(_UB, _GM): _NZ_A2}),
     P.ATLAS_INFERENCE_AICORE: {(_UB, _GM): _NZ_310P},
@@ -227,14 +227,14 @@ NZ2ND_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
 }
 _SL_A2 = _dts("int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "half", "bfloat16_t", "float")
 _SL_350 = A350_LIST
-#: Slice (spec 7): product -> {(src phys, dst phys): dtypes}.
+#: Slice (semantics.md §7): product -> {(src phys, dst phys): dtypes}.
 SLICE_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
     **_for(_A2A3, {(_GM, _UB): _SL_A2, (_UB, _GM): _SL_A2}),
     P.ATLAS_INFERENCE_AICORE: {(_GM, _UB): _SL_A2 - _dts("bfloat16_t"), (_UB, _GM): _SL_A2 - _dts("bfloat16_t")},
     P.ATLAS_350: {(_GM, _UB): _SL_350, (_UB, _GM): _SL_350},
 }
 
-# ------------------------------------------------------------------------------ moves into the cube (CUBE_IN 1.2)
+# ------------------------------------------------------------------------- moves into the cube (docs/cube-in.md §1.2)
 _L0A, _L0B = Phys.L0A, Phys.L0B
 _B8B16 = _dts("uint8_t", "int8_t", "uint16_t", "int16_t", "half")
 _B32 = _dts("bfloat16_t", "uint32_t", "int32_t", "float")
@@ -282,19 +282,19 @@ LOAD3D_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
 }
 #: LoadDataWithStride(LoadData3DParamsV2), Atlas 350 only.
 LOAD3D_STRIDE_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {P.ATLAS_350: LOAD3D_PATHS[P.ATLAS_350]}
-#: 2D LoadData on GM -> L1 honours addrMode (decrement) on these products only (CUBE_IN 3.4).
+#: 2D LoadData on GM -> L1 honours addrMode (decrement) on these products only (docs/cube-in.md §3.4).
 LOAD2D_ADDR_MODE = frozenset({P.ATLAS_INFERENCE_AICORE, *_A2A3, P.ATLAS_200I_500_A2})
-#: register setters of the 3D loads: which products have them (CUBE_IN 8.2)
+#: register setters of the 3D loads: which products have them (docs/cube-in.md §8.2)
 SET_FMATRIX_RIGHT = frozenset({*_A2A3, P.ATLAS_200I_500_A2, P.ATLAS_350})
 SET_LOAD_DATA_REPEAT = frozenset({*_A2A3, P.ATLAS_200I_500_A2, P.ATLAS_350})
 SET_LOAD_DATA_REPEAT_WITH_STRIDE = frozenset({P.ATLAS_350})
 SET_LOAD_DATA_BOUNDARY = frozenset({*_A2A3, P.ATLAS_INFERENCE_AICORE})
 LOAD3D_PRODUCTS = frozenset({P.ATLAS_INFERENCE_AICORE, *_A2A3, P.ATLAS_200I_500_A2, P.ATLAS_350})
-#: products whose PADDING register keeps only the low 16 bits of a 32-bit pad value (CUBE_IN 10 #16)
+#: products whose PADDING register keeps only the low 16 bits of a 32-bit pad value (docs/cube-in.md §10 #16)
 PADDING_LOW16 = frozenset({P.ATLAS_200I_500_A2, P.ATLAS_350})
 
 # ------------------------------------------------------------------------------------- field C++ types per product
-#: (struct, field) -> {product: C++ type} where it differs from the struct's default type (spec 2.2, 2.4).
+#: (struct, field) -> {product: C++ type} where it differs from the struct's default type (semantics.md §2.2, §2.4).
 FIELD_TYPES: dict[tuple[str, str], dict[Product, str]] = {
     ("DataCopyExtParams", "srcStride"): {P.ATLAS_350: "int64"},
     ("DataCopyExtParams", "dstStride"): {P.ATLAS_350: "int64"},

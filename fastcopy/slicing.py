@@ -1,4 +1,4 @@
-"""numpy slices -> SliceInfo lists for the sliced DataCopy (spec 7).
+"""numpy slices -> SliceInfo lists for the sliced DataCopy (semantics.md §7).
 
 ``slice_infos(shape, index, dtype)`` returns ``(dstSliceInfo, srcSliceInfo)`` such that::
 
@@ -173,7 +173,7 @@ def _axes(shape, index, what) -> tuple[list, tuple]:
             count = len(range(start, stop, step))
             if count == 0:
                 raise ParamError(f"{API}: {what} axis {ax}: slice {_slice_text(i)} selects nothing of extent {n}; a "
-                                 "sliced copy selects at least one index per dimension (spec 8.1)")
+                                 "sliced copy selects at least one index per dimension (semantics.md §8.1)")
             axes.append(_Axis(start, count, step if count > 1 else 1, n))
             result.append(count)
         else:
@@ -236,7 +236,7 @@ def _layouts(axes, dt, what, shape, index) -> list:
         if a0.count > 1 and a0.step != 1:
             raise UnsupportedError(f"{API}: the innermost axis of the {what} has step {a0.step} ({a0.count} of "
                                    f"{a0.extent} elements); dimension 0 moves contiguous runs of "
-                                   "burstLen*32 bytes (spec 7.1), so the innermost slice needs step 1")
+                                   "burstLen*32 bytes (semantics.md §7.1), so the innermost slice needs step 1")
         c0 = a0.count
         if c0 % q:
             continue
@@ -267,8 +267,8 @@ def _layouts(axes, dt, what, shape, index) -> list:
         run = _run_variants(axes)[-1][0]
         raise UnsupportedError(f"{API}: the innermost contiguous run of the {what} (shape {shape}, index "
                                f"{index!r}) is {run.count} elements = {run.count * es} bytes, not a multiple of "
-                               f"32: dimension 0 moves whole runs of burstLen*32 bytes (spec 7.2 rule 2), so it "
-                               f"must hold a multiple of {q} elements of {ascend_name(dt)}")
+                               f"32: dimension 0 moves whole runs of burstLen*32 bytes (semantics.md §7.2 rule 2), "
+                               f"so it must hold a multiple of {q} elements of {ascend_name(dt)}")
     return out
 
 

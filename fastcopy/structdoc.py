@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 
 #: where the structs are described in prose
-SEMANTICS_DOC = "docs/semantics.md"
+REFERENCE_DOC = "docs/semantics.md"
 
 _ANNOTATION = {"T": object, "bool": bool}
 
@@ -79,7 +79,7 @@ def docstring(cls, summary: str, ctypes: dict) -> str:
     body = ["Fields, in constructor order (positional, or by keyword)", "-" * 56, *field_lines(cls, ctypes), "",
             "Set fields by attribute as in kernel code (``p.blockLen = 8``). A value is checked against its C++ type",
             "when it is set and against the op's documented ranges (which may depend on the product) when the",
-            f"struct is used. Reference: {SEMANTICS_DOC}."]
+            f"struct is used. Reference: {REFERENCE_DOC}."]
     return "\n".join(head + body)
 
 

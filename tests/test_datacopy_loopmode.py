@@ -1,4 +1,4 @@
-"""Basic DataCopy under Atlas 350 loop mode (spec 4.8): every GM <-> UB move repeats loop2Size x loop1Size times
+"""Basic DataCopy under Atlas 350 loop mode (§4.8): every GM <-> UB move repeats loop2Size x loop1Size times
 with shifted source and destination; compared with the oracle applied once per repetition (the repetitions'
 destinations are disjoint here, so that is the one-call result)."""
 

@@ -60,7 +60,7 @@ def _run_case(data, product, path, dtype, src_dtype=None):
     bc = data.draw(st.integers(1, 3 if small else 6), label="blockCount")
     bl = data.draw(st.integers(1, 3), label="blockLen")
     if product is Product.ATLAS_350 and path == (Phys.L1, Phys.BT) and src_dtype.itemsize == 4:
-        bl = 2 * bl  # must be even for 4-byte types there (spec 3.3)
+        bl = 2 * bl  # must be even for 4-byte types there (semantics.md §3.3)
     sg = data.draw(st.integers(0, 3), label="srcGap")
     dg = data.draw(st.integers(0, 3), label="dstGap")
     s_need, d_need = _footprints(product, path, bc, bl, sg, dg, grow)

@@ -53,7 +53,7 @@ def test_basic_vector(vid, leg):
     v = vector(vid)
     for product in v["products"]:
         if leg == "VECIN->VECOUT" and (Phys.UB, Phys.UB) not in DATACOPY_PATHS[Product.get(product)]:
-            continue  # no UB -> UB path on 310P-VEC and 310B (spec 3.1)
+            continue  # no UB -> UB path on 310P-VEC and 310B (semantics.md §3.1)
         dst, caught = _run(v, product, leg)
         want = np.array(v["expected"], np.float16).view(UINT[2])
         got = dst.numpy().reshape(-1).view(UINT[2])

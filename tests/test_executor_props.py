@@ -6,9 +6,9 @@ defined planes, in one or two memories. The result (data AND definedness, every 
 compared with an independent byte-by-byte model of the step semantics:
 
 * every burst byte in program order (offsets, then loops outer -> inner, then the burst);
-* all source bytes are read before anything is written (spec 0);
+* all source bytes are read before anything is written (semantics.md §0);
 * a byte written once takes the written value and definedness; a byte written more than once with different
-  (value, definedness) becomes undefined poison (spec 11.2), else keeps the common value;
+  (value, definedness) becomes undefined poison (semantics.md §11.2), else keeps the common value;
 * untouched bytes keep contents and definedness; definedness travels with copied bytes; undefined fills write
   the poison byte.
 

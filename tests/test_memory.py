@@ -50,7 +50,7 @@ def test_alloc_is_aligned_and_bounded_per_position():
 
 
 def test_positions_share_their_physical_buffer():
-    pipe = TPipe(product="ATLAS_INFERENCE_AICORE")  # C1 and CO2 are UB there (spec 1.2)
+    pipe = TPipe(product="ATLAS_INFERENCE_AICORE")  # C1 and CO2 are UB there (semantics.md §1.2)
     a = pipe.alloc(TPosition.VECIN, "half", 16)
     b = pipe.alloc(TPosition.CO2, "half", 16)
     c = pipe.alloc(TPosition.C1, "half", 16)

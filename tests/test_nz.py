@@ -102,7 +102,7 @@ def test_nz2nd_vector(vid, key):
 
 
 def test_nz2nd_co2_on_310p():
-    """CO2 maps to UB on the inference AI Core: CO2 -> GM is an NZ2ND path there (spec 6)."""
+    """CO2 maps to UB on the inference AI Core: CO2 -> GM is an NZ2ND path there (semantics.md §6)."""
     v = vector("nz2nd_half_calling_example")
     pipe = TPipe("310P")
     src = pipe.alloc(TPosition.CO2, np.float16, 1024)
@@ -280,7 +280,7 @@ LOOP_CASES = [
 
 @pytest.mark.parametrize("p", LOOP_CASES)
 def test_loop_mode_repeats_gm_to_ub_nd2nz_on_350(p):
-    """Spec 4.8: on Atlas 350 the GM->UB ND2NZ emulation runs under loop mode (every copy repeated, shifted)."""
+    """§4.8: on Atlas 350 the GM->UB ND2NZ emulation runs under loop mode (every copy repeated, shifted)."""
     pipe = TPipe("350")
     a = np.arange(1, 1025, dtype=np.int16)
     src = GlobalTensor(a)

@@ -1,5 +1,5 @@
 """ND2NZ / NZ2ND checker: one test per validation rule (exception class, message parts, destination
-unchanged) and one per warning condition (spec 5.2, 5.4, 5.5, 6.2, 10, 11)."""
+unchanged) and one per warning condition (semantics.md §5.2, §5.4, §5.5, §6.2, §10, §11)."""
 
 from __future__ import annotations
 
@@ -121,7 +121,7 @@ def test_nd2nz_350_matrix_stride_cap():
 
 @pytest.mark.parametrize("field", ["srcDValue", "srcNdMatrixStride"])
 def test_nd2nz_350_source_stride_byte_limit(field):
-    """350: the source strides are byte strides below 2^64 (spec 5.2): value*sizeof(T) must fit."""
+    """350: the source strides are byte strides below 2^64 (semantics.md §5.2): value*sizeof(T) must fit."""
     s = Setup("350", dtype=np.int32)
     kw = {field: 2**63, "ndNum": 2} if field == "srcNdMatrixStride" else {field: 2**63}
     raises(s, RangeError, nd(**kw), f"{field}={2**63}", f"[{0 if 'Nd' in field else 1}, {(2**64 - 1) // 4}]",
@@ -239,7 +239,7 @@ def test_nd2nz_wrong_params_object():
         plan_nz2nd(s.dst, s.src, nd())
 
 
-# ------------------------------------------------------------------------------ 310P UB scratch (spec 5.4)
+# ------------------------------------------------------------------------------ 310P UB scratch (semantics.md §5.4)
 def test_310p_gm_to_l1_rejects_live_ub_allocation_in_scratch():
     s = Setup("310P", dtype=np.int16)
     ub = s.pipe.alloc(TPosition.VECIN, np.int16, 1, addr=250 * 1024)

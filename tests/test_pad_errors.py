@@ -1,4 +1,4 @@
-"""DataCopyPad validation (spec 2.1-2.3, 4.1, 4.6, 4.7, 8.1, 10) and warnings: one test per rule, asserting the
+"""DataCopyPad validation (§2.1-§2.3, §4.1, §4.6, §4.7, §8.1, §10) and warnings: one test per rule, asserting the
 exception class, the message parts (field, value, product) and that nothing was written (destination, workspace
 and the pad register unchanged)."""
 
@@ -232,7 +232,7 @@ def test_padding_at_most_32_bytes(field):
 
 
 def test_padding_ignored_in_compact():
-    """Compact ignores left/right padding (spec 4.4): their 32-byte rule does not apply (11.4)."""
+    """Compact ignores left/right padding (semantics.md §4.4): their 32-byte rule does not apply (11.4)."""
     s = Setup("ATLAS_350", dtype="float32")
     DataCopyPad(s.ub, s.gm, EXT(1, 8, 0, 0, 0), PAD(True, 9, 9, 0), mode=PaddingMode.Compact)
     assert list(s.ub.numpy()[:8]) == [0, 1, 0, 0, 0, 0, 0, 0]
@@ -352,7 +352,7 @@ def test_tscm_nd_fields_nonzero(field):
 
 
 def test_tscm_strides_that_take_no_effect_are_not_range_checked():
-    """One row: srcDValue / dstNzNStride unused; one C0 block: dstNzC0Stride unused (spec 11.4)."""
+    """One row: srcDValue / dstNzNStride unused; one C0 block: dstNzC0Stride unused (semantics.md §11.4)."""
     s = TscmSetup()
     nd = Nd2NzParams(**{**ND, "nValue": 1, "srcDValue": 0, "dstNzNStride": 0, "dstNzC0Stride": 0})
     DataCopyPad(s.l1, s.ub_src, EXT(1, 32, 0, 0, 0), nd, workspace=s.ws)

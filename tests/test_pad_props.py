@@ -123,7 +123,7 @@ def _loop_extent(loop, col):
 
 
 def in_extents(bc, bl, ss, ds, lp, rp, es, mode):
-    """(source bytes read, destination bytes written) of one GM -> local call (spec 4.2, 4.4)."""
+    """(source bytes read, destination bytes written) of one GM -> local call (semantics.md §4.2, §4.4)."""
     if bc == 0 or bl == 0:
         return 0, 0
     src = (bc - 1) * (bl + ss) + bl

@@ -1,5 +1,5 @@
 """DataCopyPad per-core state and value handling: the pad register (PADREG) set by SetPadValue and isPad=true
-calls (spec 4.3, 11.12), one register per core, exact scalar conversion, the 8-byte first fill (11.11), loop
+calls (semantics.md §4.3, §11.12), one register per core, exact scalar conversion, the 8-byte first fill (11.11), loop
 mode (4.8), the plan cache keys, and which calls take the exact (overlap-resolving) path."""
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ nz, pad, slc = _load_reference()
 
 POISON = 0xA5
 
-# Products on which the path of each operation exists (spec 4.1, 5.1, 6, 7).
+# Products on which the path of each operation exists (semantics.md §4.1, §5.1, §6, §7).
 PATH_PRODUCTS = {
     "nd2nz": {"A2", "A3", "350", "310P"},  # GM -> L1 (hardware instruction; 310P UB-staged)
     "nz2nd": {"A2", "A3", "350", "310P"},

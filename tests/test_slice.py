@@ -1,4 +1,4 @@
-"""Sliced DataCopy with SliceInfo (spec 7): the page's worked example through the public API, one test per
+"""Sliced DataCopy with SliceInfo (semantics.md §7): the page's worked example through the public API, one test per
 validation rule (exception class, message parts, destination unchanged), the warnings, shapeValue = 0, loop
 mode, and what is left untouched."""
 
@@ -239,7 +239,7 @@ def test_rule3_equal_combination_counts():
 
 
 def test_rule3_per_dimension_counts_may_differ():
-    """2 x 2 rows on the source pair with 4 x 1 on the destination (enumeration order, spec 7.2 rule 3)."""
+    """2 x 2 rows on the source pair with 4 x 1 on the destination (enumeration order, semantics.md §7.2 rule 3)."""
     pipe = TPipe("ATLAS_A2")
     a = np.arange(4 * 3 * 16, dtype=np.float32).reshape(4, 3, 16)
     x = pipe.alloc(TPosition.VECIN, "float", 64)
@@ -502,7 +502,7 @@ def test_destination_too_small():
              infos(PAGE_DST), infos(PAGE_SRC), ub_count=95, names_product=False)
 
 
-# ---- shapeValue = 0 (spec 7.2, 11.10)
+# ---- shapeValue = 0 (semantics.md §7.2, §11.10)
 
 def test_shape_zero_takes_the_global_tensor_shape():
     pipe = TPipe("ATLAS_A2")
@@ -537,7 +537,7 @@ def test_shape_zero_given_values_must_agree():
              infos(PAGE_DST), [(16, 70, 7, 3, 0), (0, 2, 1, 1, 4)])
 
 
-# ---- loop mode (Atlas 350, spec 4.8)
+# ---- loop mode (Atlas 350, semantics.md §4.8)
 
 def test_loop_mode_repeats_the_slice():
     pipe = TPipe("ATLAS_350")

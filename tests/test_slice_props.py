@@ -124,7 +124,7 @@ def _check(dst, want, want_def):
     assert np.array_equal(got, want)  # undefined bytes too: untouched ones keep theirs, none are written here
 
 
-@pytest.mark.filterwarnings("ignore:.*miscomputed by the device")  # 310P, spec 9 #36: tested in test_slice.py
+@pytest.mark.filterwarnings("ignore:.*miscomputed by the device")  # 310P, semantics.md §9 #36: tested in test_slice.py
 @SETTINGS
 @given(slice_case())
 def test_kernel_equals_reference(case):

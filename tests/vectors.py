@@ -1,4 +1,4 @@
-"""The worked examples of the reference pages (tests/data/vectors.json, a copy of shared/spec/vectors.json) and
+"""The worked examples of the reference pages (tests/data/vectors.json) and
 helpers to build their buffers and check results bit for bit."""
 
 from __future__ import annotations

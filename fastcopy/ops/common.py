@@ -76,7 +76,7 @@ def check_range(api: str, field: str, value: int, lo: int, hi: int, unit: str, p
 
 
 def check_alignment(call: Call, gm_rule: str) -> None:
-    """Start-address alignment of both tensors (spec 1.4). ``gm_rule``: the ALIGN_GM key of the op."""
+    """Start-address alignment of both tensors (semantics.md §1.4). ``gm_rule``: the ALIGN_GM key of the op."""
     for role, t in (("dst", call.dst), ("src", call.src)):
         if t.phys is Phys.GM:
             rule = ALIGN_GM[gm_rule]

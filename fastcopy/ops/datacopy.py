@@ -1,8 +1,8 @@
-"""Basic DataCopy (spec 3): ``count`` and ``DataCopyParams`` forms on every GM/UB/L1/BiasTable/Fixpipe path.
+"""Basic DataCopy (semantics.md §3): ``count`` and ``DataCopyParams`` forms on every GM/UB/L1/BiasTable/Fixpipe path.
 
-Burst ``i`` (spec 3.2): ``copy(D + i*(blockLen*Lb + dstGap*Gd), S + i*(blockLen*Lb + srcGap*Gs), blockLen*Lb)``;
-units ``Lb``, ``Gs``, ``Gd`` per path and product from :data:`UNITS` (spec 3.3). The L1 -> Fixpipe gaps are
-head-to-head. ``count`` = ``DataCopyParams(1, floor(count*es / Lc), 0, 0)`` (spec 3.4).
+Burst ``i`` (§3.2): ``copy(D + i*(blockLen*Lb + dstGap*Gd), S + i*(blockLen*Lb + srcGap*Gs), blockLen*Lb)``;
+units ``Lb``, ``Gs``, ``Gd`` per path and product from :data:`UNITS` (semantics.md §3.3). The L1 -> Fixpipe gaps are
+head-to-head. ``count`` = ``DataCopyParams(1, floor(count*es / Lc), 0, 0)`` (semantics.md §3.4).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def _plan_params(pkey, src, dst, product, loop):
 def _check_common(call: Call) -> None:
     src_dt, dst_dt = call.src.dtype, call.dst.dtype
     if src_dt == _INT4 or dst_dt == _INT4:
-        raise UnsupportedError(f"{call.api}: int4b_t is not supported by basic DataCopy (spec 8.4)")
+        raise UnsupportedError(f"{call.api}: int4b_t is not supported by basic DataCopy (semantics.md §8.4)")
     if src_dt != dst_dt:
         pairs = DATACOPY_CONVERT.get(call.product, frozenset())
         if call.path != (Phys.L1, Phys.BT) or (src_dt, dst_dt) not in pairs:
@@ -117,7 +117,7 @@ def _build(call: Call, block_count, block_len, src_gap, dst_gap, warns, loop=Non
     if block_count == 0 or burst == 0:
         return make_plan(call.api, (), call.src, call.dst, warns)
     src_dt, dst_dt = call.src.dtype, call.dst.dtype
-    if src_dt != dst_dt:  # L1 -> BiasTable widening (spec 3.6): bursts counted on the source
+    if src_dt != dst_dt:  # L1 -> BiasTable widening (semantics.md §3.6): bursts counted on the source
         grow = dst_dt.itemsize // src_dt.itemsize
         step = Convert((0,), (0,), burst // src_dt.itemsize,
                        ((block_count, burst + src_gap * gs, grow * burst + dst_gap * gd),), src_dt, dst_dt)

@@ -1,4 +1,4 @@
-"""Atlas 350 loop mode (spec 4.8): per-core state that repeats every following GM <-> UB move.
+"""Atlas 350 loop mode (semantics.md §4.8): per-core state that repeats every following GM <-> UB move.
 
 ``SetLoopModePara(LoopModeParams(...), DataCopyMVType.OUT_TO_UB)`` makes each following GM->UB move (basic
 DataCopy, DataCopyPad, slice, the GM->UB ND2NZ emulation) run as::

@@ -1,4 +1,4 @@
-"""ND2NZ and NZ2ND: ``DataCopy(dst, src, Nd2NzParams)`` (spec 5) and ``DataCopy(gm, ub, Nz2NdParamsFull)`` (spec 6).
+"""ND2NZ and NZ2ND: ``DataCopy(dst, src, Nd2NzParams)`` (semantics.md §5), ``DataCopy(gm, ub, Nz2NdParamsFull)`` (§6).
 
 ND2NZ (5.2), ``C0 = 32 / sizeof(T)``, ``nblk = ceil(dValue / C0)``: element ``(m, r, c)`` of the ND source
 (``m*srcNdMatrixStride + r*srcDValue + c``) goes to destination element
@@ -13,7 +13,7 @@ NZ2ND (6.1), 16-element fractal columns for every dtype: destination element
 Plans: ND2NZ = one Move of the full C0 blocks (loops ndNum, nValue, full blocks; burst 32 bytes), one Move of
 the partial last block (burst ``dValue % C0 * es``) and one zero Fill of its tail. NZ2ND = one Move (loops
 ndNum, dValue/16, nValue; burst ``16*es``). fastcopy computes the documented mapping on every path; where the
-hardware realises a path by a software sequence that agrees only inside a narrower domain (spec 5.5), the plan
+hardware realises a path by a software sequence that agrees only inside a narrower domain (semantics.md §5.5), the plan
 carries a FastCopyWarning naming the path, the product and the condition.
 """
 
@@ -32,8 +32,8 @@ from .common import Call, check_operands, check_range, core_of
 from .loopmode import loop_mode, with_loop_mode
 
 BLK = 32  # bytes of a C0 block / DataBlock
-FRACTAL = 16  # NZ2ND fractal width in elements, every dtype (spec 6, 9 #20)
-SMALL_C0 = 4  # elements per row with enableSmallC0 (spec 5.6)
+FRACTAL = 16  # NZ2ND fractal width in elements, every dtype (semantics.md §6, §9 #20)
+SMALL_C0 = 4  # elements per row with enableSmallC0 (semantics.md §5.6)
 ND2NZ_API = "DataCopy(Nd2NzParams)"
 NZ2ND_API = "DataCopy(Nz2NdParamsFull)"
 
@@ -41,9 +41,9 @@ _350 = Product.ATLAS_350
 _310P = Product.ATLAS_INFERENCE_AICORE
 _A2A3 = (Product.ATLAS_A2, Product.ATLAS_A3)
 _GM, _UB, _L1 = Phys.GM, Phys.UB, Phys.L1
-#: UB bytes the 310P GM->L1 ND2NZ uses as scratch (spec 5.4): the top 8 KiB of its 256 KiB UB.
+#: UB bytes the 310P GM->L1 ND2NZ uses as scratch (semantics.md §5.4): the top 8 KiB of its 256 KiB UB.
 SCRATCH_310P = (248 * 1024, 256 * 1024)
-#: types whose data pass through a vector add of 0 in the transposing emulations (spec 5.5).
+#: types whose data pass through a vector add of 0 in the transposing emulations (semantics.md §5.5).
 _VECTOR_ADD_FLOATS = frozenset({"half", "float", "bfloat16_t", "complex32"})
 #: beyond this many bursts the exact overlap test of a plan is replaced by the conservative answer.
 _OVERLAP_ENUM_LIMIT = 1 << 22
@@ -54,7 +54,7 @@ def plan_nd2nz(dst, src, params, small_c0=False):
     """Plan ``DataCopy(dst, src, Nd2NzParams)`` on GM->A1/B1 (L1), GM->VECIN (UB) or VECIN/VECCALC/VECOUT->TSCM.
 
     ``small_c0=True`` is the Atlas 350 ``enableSmallC0`` template flag (GM->L1 only, ``dValue <= 4``). It is
-    **experimental**: the layout (spec 5.6: each row 4 elements, rows padded with zeros to a multiple of 4) is
+    **experimental**: the layout (semantics.md §5.6: each row 4 elements, rows padded with zeros to a multiple of 4) is
     inferred from the page and has no numeric example.
 
     On the Atlas inference AI Core the GM->L1 path stages the data through UB bytes 248 KiB..256 KiB (spec
@@ -66,7 +66,7 @@ def plan_nd2nz(dst, src, params, small_c0=False):
     product = pipe.product
     loop = None
     if product is _350 and pipe.state and (src.memory.phys, dst.memory.phys) == (_GM, _UB):
-        loop = loop_mode(pipe, _GM, _UB)  # spec 4.8: the GM->UB emulation uses the looped instruction
+        loop = loop_mode(pipe, _GM, _UB)  # semantics.md §4.8: the GM->UB emulation uses the looped instruction
     plan = _plan_nd2nz(params.key(), src._sig, dst._sig, product, bool(small_c0), loop)
     if plan.steps and product is _310P and (src.memory.phys, dst.memory.phys) == (_GM, _L1):
         _use_310p_scratch(pipe)
@@ -74,14 +74,14 @@ def plan_nd2nz(dst, src, params, small_c0=False):
 
 
 def _use_310p_scratch(pipe) -> None:
-    """Spec 5.4: the 310P GM->L1 ND2NZ overwrites UB bytes [248K, 256K). Error if an allocation lives there,
+    """semantics.md §5.4: the 310P GM->L1 ND2NZ overwrites UB bytes [248K, 256K). Error if an allocation lives there,
     else mark them undefined (the call destroys whatever was there)."""
     lo, hi = SCRATCH_310P
     top = pipe._next.get(_UB, 0)
     if top > lo:
         raise CapacityError(f"{ND2NZ_API}: GM->L1 ND2NZ on {pipe.product} uses UB bytes [{lo}, {hi}) as scratch "
-                            f"(spec 5.4), but the UB allocations of this TPipe reach byte {top}; leave the top "
-                            "8 KiB of UB free (allocate below byte 253952)")
+                            f"(semantics.md §5.4), but the UB allocations of this TPipe reach byte {top}; leave "
+                            "the top 8 KiB of UB free (allocate below byte 253952)")
     ub = pipe.buffer(_UB)
     hi = min(hi, ub.data.size)
     if lo < hi:
@@ -109,13 +109,13 @@ def _plan_nd2nz(pkey, src, dst, product, small_c0, loop):
                                  "form rejects 0; only the GM forms treat it as a no-op)")
         if nd != 1:
             raise RangeError(f"{api}: ndNum={nd} is outside [1, 1] matrices on {call.path_text} on {product} (the "
-                             "UB->TSCM form moves one matrix per call, spec 4.6 / 9 #12)")
+                             "UB->TSCM form moves one matrix per call, semantics.md §4.6 / §9 #12)")
     if nd == 0 or n == 0 or d == 0:
         return make_plan(api, (), src, dst)  # no-op: the other fields are only type-checked
     _check_nd2nz_ranges(call, p)
     warns = _nd2nz_warnings(call, p, small_c0)
     pitch = dst_matrix_pitch(p.dstNzMatrixStride, es, product)
-    # loop mode (350 GM->UB, spec 4.8) repeats the whole call: outermost loops (loop2, loop1)
+    # loop mode (350 GM->UB, semantics.md §4.8) repeats the whole call: outermost loops (loop2, loop1)
     repeat = () if loop is None else ((loop[1], loop[5]), (loop[0], loop[3]))
     if small_c0:
         steps, overlap = _small_c0_steps(p, es, pitch)
@@ -146,7 +146,7 @@ def _check_small_c0(call: Call, p) -> None:
 
 
 def _check_nd2nz_ranges(call: Call, p) -> None:
-    """Spec 2.4 / 5.4 ranges of the fields that take effect (11.4); the call is not a no-op."""
+    """semantics.md §2.4 / §5.4 ranges of the fields that take effect (§11.4); the call is not a no-op."""
     api, product, es = call.api, call.product, call.src.itemsize
     wide = product is _350
     nblk = -(-p.dValue // (BLK // es))
@@ -168,7 +168,7 @@ def _check_nd2nz_ranges(call: Call, p) -> None:
 
 
 def nd2nz_steps(p, es: int, pitch: int, repeat=()):
-    """Steps of spec 5.2 and whether their writes may overlap (then the exact path runs); ``repeat`` =
+    """Steps of semantics.md §5.2 and whether their writes may overlap (then the exact path runs); ``repeat`` =
     ((count, dst stride), ...) of loop mode around the whole call."""
     c0 = BLK // es
     nd, n, d = p.ndNum, p.nValue, p.dValue
@@ -189,7 +189,7 @@ def nd2nz_steps(p, es: int, pitch: int, repeat=()):
 
 
 def _small_c0_steps(p, es: int, pitch: int):
-    """enableSmallC0 (spec 5.6): row r of matrix m at ``m*pitch + r*4*es``; columns dValue..3 and rows
+    """enableSmallC0 (semantics.md §5.6): row r of matrix m at ``m*pitch + r*4*es``; columns dValue..3 and rows
     nValue..AU(nValue, 4)-1 are zeros."""
     nd, n, d = p.ndNum, p.nValue, p.dValue
     row = SMALL_C0 * es
@@ -205,7 +205,7 @@ def _small_c0_steps(p, es: int, pitch: int):
 
 
 def _nd2nz_warnings(call: Call, p, small_c0: bool) -> list:
-    """The emulation-domain conditions of spec 5.5 and the 350 stride rounding (spec 5.2, 10)."""
+    """The emulation-domain conditions of semantics.md §5.5 and the 350 stride rounding (semantics.md §5.2, §10)."""
     product, es = call.product, call.src.itemsize
     path = f"{call.src.position}->{call.dst.position} ND2NZ"
     on = f"{path} on {product}"
@@ -219,7 +219,7 @@ def _nd2nz_warnings(call: Call, p, small_c0: bool) -> list:
                      f"{pitch} bytes = {pitch // es} elements apart (rounded down)")
     if small_c0:
         warns.append(f"{ND2NZ_API}: enableSmallC0 is experimental in fastcopy: its layout (rows of 4 elements, "
-                     "spec 5.6) is inferred without a numeric example; check it on hardware")
+                     "semantics.md §5.6) is inferred without a numeric example; check it on hardware")
     if call.path == (_GM, _L1) and product is _310P:
         if n > 1 and p.dstNzNStride != 1:
             warns.append(f"{ND2NZ_API}: dstNzNStride={p.dstNzNStride} is ignored by {on} (staged through UB); "
@@ -240,7 +240,7 @@ def _nd2nz_warnings(call: Call, p, small_c0: bool) -> list:
 
 
 def _vector_add_warning(api: str, on: str, dtype) -> list:
-    """Emulations that transpose with a vector add of 0 rewrite float bit patterns (spec 5.5)."""
+    """Emulations that transpose with a vector add of 0 rewrite float bit patterns (semantics.md §5.5)."""
     name = ascend_name(dtype)
     if name not in _VECTOR_ADD_FLOATS:
         return []
@@ -249,7 +249,7 @@ def _vector_add_warning(api: str, on: str, dtype) -> list:
 
 
 def _gm_ub_warnings(call: Call, p, on: str, c0: int) -> list:
-    """GM->UB is a per-C0-column sequence of DataCopyPad (DataCopy on 310P) moves (spec 5.5)."""
+    """GM->UB is a per-C0-column sequence of DataCopyPad (DataCopy on 310P) moves (semantics.md §5.5)."""
     product, es = call.product, call.src.itemsize
     nd, n, d = p.ndNum, p.nValue, p.dValue
     api = ND2NZ_API
@@ -291,7 +291,7 @@ def _gm_ub_warnings(call: Call, p, on: str, c0: int) -> list:
 
 
 def _ub_tscm_warnings(call: Call, p, on: str) -> list:
-    """UB->TSCM: A2/A3 relay through a flat GM workspace copy; Atlas 350 transposes in UB (spec 5.5)."""
+    """UB->TSCM: A2/A3 relay through a flat GM workspace copy; Atlas 350 transposes in UB (semantics.md §5.5)."""
     product, es = call.product, call.src.itemsize
     n, d = p.nValue, p.dValue
     api = ND2NZ_API
@@ -340,13 +340,13 @@ def _plan_nz2nd(pkey, src, dst, product, looped):
     check_operands(call, NZ2ND_PATHS, "Nz2Nd")
     nd, n, d = p.ndNum, p.nValue, p.dValue
     if nd == 0:
-        return make_plan(api, (), src, dst)  # no-op (spec 11.6): the other fields are only type-checked
+        return make_plan(api, (), src, dst)  # no-op (semantics.md §11.6): the other fields are only type-checked
     check_range(api, "ndNum", nd, 0, 4095, "matrices", product)
     check_range(api, "nValue", n, 1, 8192, "rows", product)
     check_range(api, "dValue", d, 1, 8192, "elements", product)
     if d % FRACTAL:
         raise RangeError(f"{api}: dValue={d} is not a multiple of 16 elements on {product} (NZ2ND moves whole "
-                         "16-element fractal columns, spec 6.2 / 9 #18)")
+                         "16-element fractal columns, semantics.md §6.2 / §9 #18)")
     nf = d // FRACTAL
     if nd > 1:
         check_range(api, "srcNdMatrixStride", p.srcNdMatrixStride, 1, 512, "fractals (256 elements)", product)
@@ -360,10 +360,10 @@ def _plan_nz2nd(pkey, src, dst, product, looped):
     warns = []
     if n > 1 and p.dstDStride < d:
         warns.append(f"{api}: dstDStride={p.dstDStride} < dValue={d} on {product}: destination rows overlap "
-                     "(bytes written twice with different values are undefined, spec 8.2)")
+                     "(bytes written twice with different values are undefined, semantics.md §8.2)")
     if nd > 1 and product is not _350 and (p.srcNdMatrixStride * 256) % (n * es):
         warns.append(f"{api}: srcNdMatrixStride*256={p.srcNdMatrixStride * 256} elements is not a multiple of "
-                     f"nValue*sizeof(T)={n * es}: the {product} debug build asserts here (spec 11.5)")
+                     f"nValue*sizeof(T)={n * es}: the {product} debug build asserts here (semantics.md §11.5)")
     if looped:
         warns.append(f"{api}: loop mode (UB_TO_OUT) is set on {product}; NZ2ND is a sequence of UB->GM copies, "
                      "which the hardware may repeat under loop mode; fastcopy does not apply loop mode to NZ2ND")

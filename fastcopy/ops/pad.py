@@ -1,4 +1,4 @@
-"""DataCopyPad (spec 4): non-aligned copies with padding, the pad register (PADREG), Compact mode, loop mode.
+"""DataCopyPad (semantics.md §4): non-aligned copies with padding, the pad register (PADREG), Compact mode, loop mode.
 
 GM -> local, Normal (4.2), ``lp = leftPadding*es``, ``rp = rightPadding*es``, ``P = AU(lp + bl + rp, 32)``::
 
@@ -29,7 +29,7 @@ from .padvalue import scalar_from_key, scalar_key, scalar_pattern, show
 
 API = "DataCopyPad"
 BLK = 32
-#: the "first element of the burst" fill (spec 4.3); other fills are ``bytes`` (defined) or None (undefined)
+#: the "first element of the burst" fill (semantics.md §4.3); other fills are ``bytes`` (defined) or None (undefined)
 FIRST = "first"
 #: pipe.state key of the pad register: the bit pattern (its length is the element width), ("number", key) for a
 #: plain Python number set without a type, or absent (never set)
@@ -37,7 +37,7 @@ PADREG = "padreg"
 
 
 class PaddingMode(enum.Enum):
-    """Atlas 350 ``PaddingMode`` template argument (spec 4.4)."""
+    """Atlas 350 ``PaddingMode`` template argument (semantics.md §4.4)."""
 
     Normal = 0
     Compact = 1
@@ -109,9 +109,9 @@ def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=
 
 
 def SetPadValue(value, pipe=None, dtype=None) -> None:  # noqa: N802
-    """``SetPadValue<T>(value)``: set the pad register of a core (default: the current core), spec 4.3.
+    """``SetPadValue<T>(value)``: set the pad register of a core (default: the current core), semantics.md §4.3.
 
-    A numpy scalar (or ``dtype=``) fixes ``T``: the register keeps that exact bit pattern and width (11.12). A
+    A numpy scalar (or ``dtype=``) fixes ``T``: the register keeps that exact bit pattern and width (§11.12). A
     plain Python number is kept as a number and converted, exactly, to the element type of each copy that reads
     the register (an error there if that type cannot hold it)."""
     pipe = pipe or current_pipe()
@@ -134,7 +134,7 @@ def register_pattern(api: str, value, dt, product) -> bytes:
     pattern = scalar_pattern(value, dt, api, "value", product)
     if dt.itemsize == 8 and any(pattern):
         raise RangeError(f"{api}: value={show(value)} must be 0 for 8-byte types ({ascend_name(dt)}) on "
-                         f"{product}: the hardware replicates a 32-bit pad value (spec 4.3, 11.12)")
+                         f"{product}: the hardware replicates a 32-bit pad value (semantics.md §4.3, §11.12)")
     return pattern
 
 
@@ -177,7 +177,7 @@ def copy_key(copy_params) -> tuple:
 
 
 def check_copy(call: Call, kind: str, key: tuple, mode: PaddingMode, gm_src: bool):
-    """Validate the copy params of a GM <-> local call (spec 2.1, 2.2, 4.7, 8.1); None means a no-op."""
+    """Validate the copy params of a GM <-> local call (semantics.md §2.1, §2.2, §4.7, §8.1); None means a no-op."""
     product, es = call.product, call.src.itemsize
     struct = DataCopyExtParams if kind == "DataCopyExtParams" else DataCopyParams
     struct(*key[:len(struct.FIELDS)]).check_types(call.api, product)
@@ -216,8 +216,8 @@ def _max_len(kind: str) -> int:
 
 
 def _may_overlap(steps, loop) -> bool:
-    """Writes of one call never overlap (each burst's period >= its footprint, spec 4.2/4.4/4.5); with loop mode
-    the repetitions of the call footprint ``[0, F)`` must clear each other, else ask the exact test."""
+    """Writes of one call never overlap (each burst's period >= its footprint, semantics.md §4.2/§4.4/§4.5); with loop
+    mode the repetitions of the call footprint ``[0, F)`` must clear each other, else ask the exact test."""
     if loop is None:
         return False
     n1, n2, _, d1, _, d2 = loop
@@ -253,12 +253,13 @@ def _plan_out(kind, key, mode, src, dst, product, loop):
     warns = []
     if mode is PaddingMode.Compact and ss:
         warns.append(f"{call.api}: srcStride={ss} is ignored in Compact mode (UB bursts are packed back to back, "
-                     f"spec 11.7) on {product}")
+                     f"semantics.md §11.7) on {product}")
     return _finish(call, out_steps(bc, bl, ss, ds, mode), warns, loop)
 
 
 def out_steps(bc, bl, ss, ds, mode=PaddingMode.Normal) -> tuple:
-    """Local -> GM bursts (spec 4.5): ``copy(i*(bl + ds), i*(AU(bl, 32) + ss*32), bl)``; Compact reads ``i*bl``."""
+    """Local -> GM bursts (semantics.md §4.5): ``copy(i*(bl + ds), i*(AU(bl, 32) + ss*32), bl)``; Compact reads
+    ``i*bl``."""
     src_pitch = bl if mode is PaddingMode.Compact else au(bl, BLK) + ss * BLK
     return (Move((0,), (0,), bl, ((bc, src_pitch, bl + ds),)),)
 
@@ -300,7 +301,7 @@ def _plan_in(kind, key, pkind, pkey, vkey, mode, src, dst, product, padreg, loop
         return make_plan(call.api, (), src, dst), padreg_after
     bc, bl, ss, ds = burst
     is350 = product in PAD_350_ENGINE
-    if mode is PaddingMode.Normal:  # Compact ignores the padding fields (spec 4.4)
+    if mode is PaddingMode.Normal:  # Compact ignores the padding fields (semantics.md §4.4)
         for field, n in (("leftPadding", lp_el), ("rightPadding", rp_el)):
             check_range(f"{API}({pkind})", field, n, 0, BLK // es,
                         f"elements (at most 32 bytes of {ascend_name(src.dtype)})", product)
@@ -312,7 +313,7 @@ def _plan_in(kind, key, pkind, pkey, vkey, mode, src, dst, product, padreg, loop
     if mode is PaddingMode.Compact:
         if ds:
             warns.append(f"{call.api}: dstStride={ds} is ignored in Compact mode (bursts are packed back to back, "
-                         f"spec 4.4) on {product}")
+                         f"semantics.md §4.4) on {product}")
         tail = au(bc * bl, BLK) - bc * bl
         fill = compact_fill(is_pad, value, padreg, es)
         _warn_undefined(warns, call, fill is None and tail > 0, padreg, es, "the Compact tail")
@@ -329,7 +330,7 @@ def _plan_in(kind, key, pkind, pkey, vkey, mode, src, dst, product, padreg, loop
 
 
 def _reads_register(is350: bool, mode, total: int, bl: int, padded) -> bool:
-    """Whether an isPad=false call fills any byte from PADREG (spec 4.3 tables)."""
+    """Whether an isPad=false call fills any byte from PADREG (semantics.md §4.3 tables)."""
     if mode is PaddingMode.Compact:
         return total % BLK != 0
     return bool(padded) or (is350 and bl % BLK != 0)
@@ -347,7 +348,7 @@ def _pad_value(pkind: str, vkey, is_pad: bool, call: Call) -> bytes:
     pattern = scalar_pattern(raw, dt, api, "paddingValue", product)
     if is_pad and dt.itemsize == 8 and any(pattern):
         raise RangeError(f"{api}: paddingValue={show(raw)} must be 0 for 8-byte types ({ascend_name(dt)}) on "
-                         f"{product}: the hardware replicates a 32-bit pad value (spec 4.3)")
+                         f"{product}: the hardware replicates a 32-bit pad value (semantics.md §4.3)")
     return pattern
 
 
@@ -359,17 +360,17 @@ def _warn_undefined(warns, call: Call, happens: bool, padreg, es: int, what: str
                "isPad=true)")
     else:
         why = (f"the pad register holds a {len(padreg)}-byte value but this copy has {es}-byte elements "
-               "(spec 11.12)")
+               "(semantics.md §11.12)")
     warns.append(f"{call.api}: isPad=false fills {what} from the pad register, but {why}: those bytes are "
                  f"undefined on {call.product}")
 
 
 def normal_fills(is350: bool, is_pad: bool, padded: bool, value: bytes, padreg, es: int):
-    """(LEFT/RIGHT fill, DUMMY fill) of Normal mode, the tables of spec 4.3.
+    """(LEFT/RIGHT fill, DUMMY fill) of Normal mode, the tables of semantics.md §4.3.
 
     A2/A3/310B: left = right = 0 -> DUMMY = first; else paddingValue if isPad, else PADREG.
     350: isPad -> paddingValue; else PADREG if set, otherwise LEFT/RIGHT undefined and DUMMY = first when
-    left = right = 0, undefined otherwise. PADREG set with another element width is undefined (11.12).
+    left = right = 0, undefined otherwise. PADREG set with another element width is undefined (§11.12).
     """
     reg = padreg if padreg is not None and len(padreg) == es else None
     if not is350:
@@ -385,14 +386,16 @@ def normal_fills(is350: bool, is_pad: bool, padded: bool, value: bytes, padreg, 
 
 
 def compact_fill(is_pad: bool, value: bytes, padreg, es: int):
-    """Compact TAIL fill (spec 4.3, 350 table): paddingValue if isPad, else PADREG if set (this width)."""
+    """Compact TAIL fill (semantics.md §4.3, the Atlas 350 table): paddingValue if isPad, else PADREG if set (this
+    width)."""
     if is_pad:
         return value
     return padreg if padreg is not None and len(padreg) == es else None
 
 
 def in_steps(bc, bl, ss, ds, lp, rp, es, side, dummy) -> tuple:
-    """GM -> local Normal bursts (spec 4.2) as plan steps; burst ``i`` at ``i*(P + ds*32)`` in the destination."""
+    """GM -> local Normal bursts (semantics.md §4.2) as plan steps; burst ``i`` at ``i*(P + ds*32)`` in the
+    destination."""
     p = au(lp + bl + rp, BLK)
     outer = (bc, bl + ss, p + ds * BLK)
     dummy_bytes = p - lp - bl - rp
@@ -412,7 +415,7 @@ def in_steps(bc, bl, ss, ds, lp, rp, es, side, dummy) -> tuple:
 
 def _fill_step(off: int, nbytes: int, fill, outer: tuple, es: int):
     """``nbytes`` at ``off`` of every burst: a constant pattern, undefined (None), or FIRST: the burst's first
-    source element, repeated by a zero source stride (8-byte types: its first 32-bit word, spec 11.11)."""
+    source element, repeated by a zero source stride (8-byte types: its first 32-bit word, semantics.md §11.11)."""
     count, _, dst_pitch = outer
     if fill == FIRST:
         w = min(es, 4)

@@ -1,8 +1,8 @@
-"""DataCopyPad UB -> TSCM with Nd2NzParams (spec 4.6): two stages through a GM workspace ``W``::
+"""DataCopyPad UB -> TSCM with Nd2NzParams (semantics.md §4.6): two stages through a GM workspace ``W``::
 
     W[0, F) = undefined                                  # nothing in W counts before stage 1
-    W = DataCopyPad(W, srcUB, copyParams)                # stage 1: UB -> GM, spec 4.5 (Normal)
-    dstL1 = ND2NZ(W, nd2nzParams)                        # stage 2: GM -> L1, spec 5.2 with ndNum = 1
+    W = DataCopyPad(W, srcUB, copyParams)                # stage 1: UB -> GM, semantics.md §4.5 (Normal)
+    dstL1 = ND2NZ(W, nd2nzParams)                        # stage 2: GM -> L1, semantics.md §5.2 with ndNum = 1
 
 ND2NZ with ``C0 = 32 / es``: element ``(r, c)`` (source byte ``(r*srcDValue + c)*es``) goes to destination byte
 ``r*dstNzNStride*32 + (c // C0)*dstNzC0Stride*32 + (c % C0)*es``; the last partial C0 block is padded with 0.
@@ -124,7 +124,7 @@ def _nblk(d_value: int, es: int) -> int:
 
 
 def _check_nd_ranges(api: str, nd, es: int, product) -> None:
-    """Spec 2.4 / 4.6 / 5.4 ranges of the Nd2NzParams fields that take effect with ``ndNum = 1`` (11.4)."""
+    """semantics.md §2.4 / §4.6 / §5.4 ranges of the Nd2NzParams fields that take effect with ``ndNum = 1`` (§11.4)."""
     check_range(api, "ndNum", nd.ndNum, 1, 1, "matrices (UB -> TSCM converts one ND matrix)", product)
     check_range(api, "nValue", nd.nValue, 1, 16384, "rows", product)
     check_range(api, "dValue", nd.dValue, 1, 65535, "elements", product)

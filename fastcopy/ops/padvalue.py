@@ -1,4 +1,4 @@
-"""Scalar -> element bit pattern, exactly (DataCopyPad ``paddingValue`` and ``SetPadValue``, spec 4.3, 11.12).
+"""Scalar -> element bit pattern, exactly (DataCopyPad ``paddingValue`` and ``SetPadValue``, semantics.md §4.3, §11.12).
 
 ``scalar_pattern(value, dtype)`` returns the ``sizeof(T)`` little-endian bytes of ``value`` as a ``T``, or raises
 ParamTypeError when ``T`` cannot hold the value exactly (``1.1`` as half, ``300`` as int8, ``0.5`` as int32,

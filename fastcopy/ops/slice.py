@@ -1,15 +1,15 @@
-"""Sliced DataCopy with SliceInfo (spec 7): a strided sub-tensor of up to 8 dimensions in one call.
+"""Sliced DataCopy with SliceInfo (semantics.md §7): a strided sub-tensor of up to 8 dimensions in one call.
 
 For an info list ``I`` (dim 0 innermost), ``L = srcSliceInfo[0].burstLen*32 // es`` and
-``pitch_d = prod(I[k].shapeValue for k < d)`` (spec 7.1)::
+``pitch_d = prod(I[k].shapeValue for k < d)`` (semantics.md §7.1)::
 
     n0    = (end0 - start0 + 1 + stride0) // (L + stride0)              runs of L elements in dim 0
     n_d   = (end_d - start_d + 1 + stride_d) // (1 + stride_d)          one index per slice above dim 0
     selected(I) = [start0 + j*(L + stride0) + e + sum_d (start_d + t_d*(1 + stride_d)) * pitch_d]
 
 enumerated with dim 0 fastest; the k-th selected source element goes to the k-th selected destination
-element (``endIndex`` inclusive). Every rule of spec 7.2 (and 11.8-11.10) is checked here; remainders are
-errors (decision 9 #24). The plan is one Move: outer offsets = the start of every combination of dims >= 1
+element (``endIndex`` inclusive). Every rule of semantics.md §7.2 (and §11.8-§11.10) is checked here; remainders are
+errors (semantics.md §9 #24). The plan is one Move: outer offsets = the start of every combination of dims >= 1
 (dim 1 fastest, as the device builds its offset lists), one inner loop of ``n0`` runs of ``burstLen*32`` bytes.
 """
 
@@ -29,7 +29,7 @@ from .loopmode import loop_mode, with_loop_mode
 
 API = "DataCopy(SliceInfo)"
 BLK = 32
-MAX_DIMS = 8  # spec 7.2 rule 1, decision 9 #21
+MAX_DIMS = 8  # semantics.md §7.2 rule 1, semantics.md §9 #21
 MAX_COMBOS = 1536  # rule 5: the device's fixed-size offset lists
 MAX_RUNS = 4095  # rule 5: blockCount of the per-combination copy
 MAX_BURST_LEN = 65535  # blockLen (uint16, blocks) of the per-combination copy
@@ -83,13 +83,13 @@ def _dim_value(v) -> int:
 
 
 def run_count(key, run: int) -> int:
-    """Spec 7.1: the number of runs (dim 0, ``run = L``) or of indices (dims >= 1, ``run = 1``), floored."""
+    """semantics.md §7.1: the number of runs (dim 0, ``run = L``) or of indices (dims >= 1, ``run = 1``), floored."""
     return (key[END] - key[START] + 1 + key[STRIDE]) // (run + key[STRIDE])
 
 
 @lru_cache(maxsize=2048)
 def plan_keys(dkeys, skeys, dim_value, src, dst, product, loop, gm_shape):
-    """Validate (spec 7.2, 11.8-11.10) and plan; pure function of hashable values. ``gm_shape``: the numpy
+    """Validate (semantics.md §7.2, §11.8-§11.10) and plan; pure function of hashable values. ``gm_shape``: the numpy
     shape of the GlobalTensor, needed only when a shapeValue is 0."""
     call = Call(API, product, src, dst)
     for side, keys in zip(_SIDES, (skeys, dkeys)):
@@ -122,7 +122,7 @@ def plan_keys(dkeys, skeys, dim_value, src, dst, product, loop, gm_shape):
                                  f">= 1 on {product} (burstLen applies to dimension 0 only)")
     run = burst_len * BLK // es  # L, elements per run
 
-    # rule 6 (11.9) and the exact fit (decision 9 #24)
+    # rule 6 (§11.9) and the exact fit (semantics.md §9 #24)
     for side in _SIDES:
         for d in range(dim_value):
             _check_indices(side, d, info[side][d], shapes[side][d], run, es, product)
@@ -149,7 +149,7 @@ def plan_keys(dkeys, skeys, dim_value, src, dst, product, loop, gm_shape):
                          f"dimensions >= 1, more than {MAX_COMBOS} (the device's fixed-size offset lists) on "
                          f"{product}")
 
-    # rule 4 (11.8): the UB side stays 32-byte aligned
+    # rule 4 (§11.8): the UB side stays 32-byte aligned
     _check_ub_alignment(call, info[ub_side], shapes[ub_side], ub_side, dim_value, es)
     # rule 7 and the gap fields
     warns = _check_strides(call, info, gm_side, ub_side, n_runs, burst_len, es)
@@ -177,7 +177,7 @@ def _product_text(counts) -> str:
 
 
 def _resolve_shapes(call: Call, skeys, dkeys, gm_side, ub_side, gm_shape) -> dict:
-    """shapeValue per side; 0 takes the GlobalTensor's numpy shape (spec 7.2, 11.10), dim 0 = last axis."""
+    """shapeValue per side; 0 takes the GlobalTensor's numpy shape (semantics.md §7.2, §11.10), dim 0 = last axis."""
     product = call.product
     out = {}
     for side, keys in (("srcSliceInfo", skeys), ("dstSliceInfo", dkeys)):
@@ -211,7 +211,7 @@ def _resolve_shapes(call: Call, skeys, dkeys, gm_side, ub_side, gm_shape) -> dic
 
 
 def _check_indices(side, d, key, shape, run, es, product) -> None:
-    """Rule 6 (startIndex <= endIndex < shapeValue, 11.9) and the exact fit of runs / indices (9 #24)."""
+    """Rule 6 (startIndex <= endIndex < shapeValue, 11.9) and the exact fit of runs / indices (§9 #24)."""
     start, end, stride = key[START], key[END], key[STRIDE]
     name = f"{API}: {side}[{d}]"
     if end >= shape:
@@ -275,7 +275,7 @@ def _check_strides(call: Call, info, gm_side, ub_side, n_runs, burst_len, es) ->
         why = f"n0={n_runs} > 2 runs" if n_runs > 2 else f"the UB-side {ub_side}[0].stride={ub_stride} is not 0"
         warns.append(f"{API}: on {product} a GM-side stride that is not a multiple of 32 bytes ({what}) is "
                      f"miscomputed by the device when there are more than 2 runs or the UB-side stride is non-zero "
-                     f"(here {why}); fastcopy computes the documented result (spec 9 #36)")
+                     f"(here {why}); fastcopy computes the documented result (semantics.md §9 #36)")
     if n_runs > 1:  # the gaps take effect: they must fit their fields
         ub_gap = ub_stride * es // BLK
         if ub_gap > MAX_GAP_BLOCKS:
@@ -305,7 +305,7 @@ def _span(keys, shapes, run, n_runs, es) -> tuple:
 
 
 def _offsets(keys, shapes, es) -> tuple:
-    """Byte offset of the first run of every combination of dims >= 1, dim 1 fastest (spec 7.2)."""
+    """Byte offset of the first run of every combination of dims >= 1, dim 1 fastest (semantics.md §7.2)."""
     offs = np.array([keys[0][START]], np.int64)
     pitch = 1
     for d in range(1, len(keys)):

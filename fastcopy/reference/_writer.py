@@ -1,13 +1,13 @@
 """Byte-level destination model shared by the reference implementations.
 
 The reference ops describe a call as an ordered list of byte writes; :class:`ByteWriter` applies them to a
-copy of the destination (data bytes + definedness) with the rules of SEMANTICS.md:
+copy of the destination (data bytes + definedness) with the rules of docs/semantics.md:
 
 * untouched bytes keep their contents and definedness;
 * a write carries, per byte, a value and a defined flag; a copied source byte keeps its value and
   definedness, a fill with no documented value writes the poison byte as undefined;
 * a byte written more than once within one call with a different value or definedness becomes undefined
-  and holds the poison byte (spec 11.2); rewritten identically it keeps that value and flag.
+  and holds the poison byte (semantics.md §11.2); rewritten identically it keeps that value and flag.
 """
 
 from __future__ import annotations

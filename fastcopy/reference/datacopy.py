@@ -1,4 +1,4 @@
-"""Basic DataCopy reference (spec 3.2-3.6), straight from the formulas.
+"""Basic DataCopy reference (semantics.md §3.2-§3.6), straight from the formulas.
 
 ``copy(D + i*(blockLen*Lb + dstGap*Gd), S + i*(blockLen*Lb + srcGap*Gs), blockLen*Lb)`` for i < blockCount;
 L1 -> Fixpipe gaps are head-to-head (``S + i*srcGap*32``, ``D + i*dstGap*Gd``); the L1 -> BiasTable
@@ -11,7 +11,7 @@ import numpy as np
 
 from ._writer import ByteWriter
 
-# spec 3.3, written out again on purpose (an oracle shares no tables with the code it checks)
+# semantics.md §3.3, written out again on purpose (an oracle shares no tables with the code it checks)
 _UNITS = {  # (path, product is 350) -> (Lb, Gs, Gd, head_to_head)
     ("L1->BT", False): (64, 32, 64, False),
     ("L1->BT", True): (32, 32, 32, False),
@@ -26,7 +26,7 @@ def path_units(path: str, product: str):
 
 
 def count_to_block_len(count: int, es: int, path: str, product: str) -> int:
-    """Spec 3.4: blockLen of the count form."""
+    """semantics.md §3.4: blockLen of the count form."""
     if path == "L1->BT":
         return count * es // (32 if product == "350" else 64)
     if path == "L1->FB":
@@ -36,7 +36,7 @@ def count_to_block_len(count: int, es: int, path: str, product: str) -> int:
 
 def data_copy(dst, dst_def, src, src_def, *, path: str, product: str, blockCount: int, blockLen: int,
               srcGap: int, dstGap: int, src_dtype=None, dst_dtype=None, poison: int = 0xFF) -> None:
-    """Spec 3.2 loop. ``src_dtype``/``dst_dtype`` differ only for the L1 -> BiasTable widening (3.6)."""
+    """semantics.md §3.2 loop. ``src_dtype``/``dst_dtype`` differ only for the L1 -> BiasTable widening (§3.6)."""
     if blockCount == 0 or blockLen == 0:
         return
     lb, gs, gd, head = path_units(path, product)

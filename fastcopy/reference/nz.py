@@ -1,7 +1,7 @@
-"""Reference (test-oracle) ND2NZ and NZ2ND: SEMANTICS.md 5.2, 5.6 and 6.1, written literally.
+"""Reference (test-oracle) ND2NZ and NZ2ND: docs/semantics.md §5.2, §5.6 and §6.1, written literally.
 
 Both work on tensor byte arrays (``dst``/``dst_def`` modified in place, ``src``/``src_def`` read only) and
-record every destination write through :class:`ByteWriter` in the loop order of the spec.  Slow on purpose.
+record every destination write through :class:`ByteWriter` in the loop order of docs/semantics.md.  Slow on purpose.
 
 ND2NZ (5.2), with ``C0 = 32 // es`` and ``nblk = ceil(dValue / C0)``::
 
@@ -22,8 +22,8 @@ import numpy as np
 from ._writer import ByteWriter
 
 BLK = 32  # bytes per DataBlock / C0 block
-NZ2ND_FRACTAL = 16  # NZ2ND fractal width in elements, every dtype (spec 6, 9 #20)
-SMALL_C0 = 4  # elements per row with enableSmallC0 (spec 5.6)
+NZ2ND_FRACTAL = 16  # NZ2ND fractal width in elements, every dtype (semantics.md §6, §9 #20)
+SMALL_C0 = 4  # elements per row with enableSmallC0 (semantics.md §5.6)
 
 
 def _read(src, src_def, offset, nbytes):
@@ -47,7 +47,7 @@ def dst_matrix_pitch_bytes(es, product, dstNzMatrixStride):
     """Byte distance between destination matrices of ND2NZ.
 
     ``dstNzMatrixStride*es`` in general; on 350 the field is converted to a 16-bit count of 32-byte units,
-    ``min(floor(dstNzMatrixStride*es / 32), 65535) * 32`` (spec 5.2 "350 differences").
+    ``min(floor(dstNzMatrixStride*es / 32), 65535) * 32`` (semantics.md §5.2 "350 differences").
     """
     if product == "350":
         return min(dstNzMatrixStride * es // BLK, 0xFFFF) * BLK
@@ -56,7 +56,7 @@ def dst_matrix_pitch_bytes(es, product, dstNzMatrixStride):
 
 def nd2nz(dst, dst_def, src, src_def, *, es, product, ndNum, nValue, dValue, srcNdMatrixStride, srcDValue,
           dstNzC0Stride, dstNzNStride, dstNzMatrixStride, small_c0=False, poison=0xFF):
-    """ND2NZ, spec 5.2 (``small_c0=True``: the enableSmallC0 layout of 5.6).
+    """ND2NZ, semantics.md §5.2 (``small_c0=True``: the enableSmallC0 layout of §5.6).
 
     5.2: for m, r, b < nblk, k < C0 (loop order), c = b*C0 + k::
 
@@ -105,7 +105,7 @@ def nd2nz(dst, dst_def, src, src_def, *, es, product, ndNum, nValue, dValue, src
 
 def nz2nd(dst, dst_def, src, src_def, *, es, product, ndNum, nValue, dValue, srcNdMatrixStride, srcNStride,
           dstDStride, dstNdMatrixStride, poison=0xFF):
-    """NZ2ND, spec 6.1.  For m, f < dValue // 16, r (loop order)::
+    """NZ2ND, semantics.md §6.1.  For m, f < dValue // 16, r (loop order)::
 
         s = (m*srcNdMatrixStride*256 + f*srcNStride*16 + r*16) * es
         d = (m*dstNdMatrixStride + r*dstDStride + f*16) * es

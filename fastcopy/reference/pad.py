@@ -1,7 +1,8 @@
-"""Reference (test-oracle) DataCopyPad: SEMANTICS.md 4.2-4.6 and 4.8, with the fills of 4.3 / 11.1 / 11.11 / 11.12.
+"""Reference (test-oracle) DataCopyPad: docs/semantics.md §4.2-§4.6 and §4.8, with the fills of §4.3 / §11.1 /
+§11.11 / §11.12.
 
 Tensor byte arrays in, ``dst``/``dst_def`` modified in place; every destination write goes through
-:class:`ByteWriter` in the loop order of the spec (all loop-mode repetitions belong to the one call).
+:class:`ByteWriter` in the loop order of docs/semantics.md (all loop-mode repetitions belong to the one call).
 
 GM -> local, Normal (4.2), ``lp = leftPadding*es``, ``rp = rightPadding*es``, ``P = AU(lp + bl + rp, 32)``::
 
@@ -71,7 +72,7 @@ def _write_fill(writer, d, nbytes, fill):
 
 
 def _normal_fills(*, product, isPad, padded, paddingValue, padreg, es, first):
-    """(LEFT/RIGHT fill, DUMMY fill) of Normal mode per the tables of spec 4.3.
+    """(LEFT/RIGHT fill, DUMMY fill) of Normal mode per the tables of semantics.md §4.3.
 
     A2/A3/310B: no padding -> DUMMY = first; padding -> both = paddingValue if isPad else PADREG.
     350: isPad -> paddingValue everywhere; else LEFT/RIGHT = PADREG, DUMMY = PADREG if set, else first when
@@ -97,7 +98,7 @@ def _compact_fill(*, isPad, paddingValue, padreg, es):
 
 
 def _loop_offsets(loop):
-    """(source, destination) byte shifts of the loop-mode repetitions, l2 outer, l1 inner (spec 4.8)."""
+    """(source, destination) byte shifts of the loop-mode repetitions, l2 outer, l1 inner (semantics.md §4.8)."""
     if loop is None:
         return [(0, 0)]
     return [(l1 * loop["loop1SrcStride"] + l2 * loop["loop2SrcStride"],
@@ -107,7 +108,7 @@ def _loop_offsets(loop):
 
 def pad_gm_to_local(dst, dst_def, src, src_def, *, es, product, blockCount, blockLen, srcStride, dstStride, isPad,
                     leftPadding, rightPadding, paddingValue, mode="Normal", padreg=None, loop=None, poison=0xFF):
-    """DataCopyPad GM -> local (spec 4.2 Normal, 4.4 Compact, fills 4.3, loop mode 4.8).
+    """DataCopyPad GM -> local (semantics.md §4.2 Normal, §4.4 Compact, fills §4.3, loop mode §4.8).
 
     Normal burst i: LEFT ``[d, d+lp)``, data ``[d+lp, d+lp+bl) <- [s, s+bl)``, RIGHT ``[.., +rp)``, DUMMY up to
     ``d + P`` with ``s = S + i*(bl + srcStride)``, ``d = D + i*(P + dstStride*32)``, ``P = AU(lp+bl+rp, 32)``.
@@ -146,7 +147,7 @@ def pad_gm_to_local(dst, dst_def, src, src_def, *, es, product, blockCount, bloc
 
 def pad_local_to_gm(dst, dst_def, src, src_def, *, es, product, blockCount, blockLen, srcStride, dstStride,
                     mode="Normal", loop=None, poison=0xFF):
-    """DataCopyPad local (UB) -> GM (spec 4.5, loop mode 4.8).
+    """DataCopyPad local (UB) -> GM (semantics.md §4.5, loop mode §4.8).
 
     ``copy(D + i*(bl + dstStride), s, bl)`` with ``s = S + i*(AU(bl, 32) + srcStride*32)`` (Normal) or
     ``s = S + i*bl`` (Compact, UB srcStride ignored).  The UB dummy bytes never reach GM.
@@ -169,7 +170,7 @@ def pad_local_to_gm(dst, dst_def, src, src_def, *, es, product, blockCount, bloc
 def pad_ub_to_tscm(dst, dst_def, src, src_def, *, es, product, blockCount, blockLen, srcStride, dstStride, ndNum,
                    nValue, dValue, srcNdMatrixStride, srcDValue, dstNzC0Stride, dstNzNStride, dstNzMatrixStride,
                    workspace_bytes, poison=0xFF):
-    """DataCopyPad UB -> TSCM with ND2NZ (spec 4.6), two stages through a GM workspace W::
+    """DataCopyPad UB -> TSCM with ND2NZ (semantics.md §4.6), two stages through a GM workspace W::
 
         W = pad_local_to_gm(W, src, copyParams)      # W starts all undefined (poison)
         dst = nd2nz(src = W, nd2nzParams)            # GM -> L1 semantics of 5.2, definedness propagated

@@ -1,4 +1,4 @@
-"""Reference (test-oracle) slice copy: the element-level definition of SEMANTICS.md 7.1, written literally.
+"""Reference (test-oracle) slice copy: the element-level definition of docs/semantics.md §7.1, written literally.
 
 For an info array ``I`` (dim 0 innermost) and ``L = srcSliceInfo[0].burstLen * 32 // es``::
 
@@ -23,7 +23,7 @@ BLK = 32
 
 
 def selected_elements(info, run_length):
-    """Element indices selected by the SliceInfo list ``info`` (spec 7.1), in copy order (dim 0 fastest).
+    """Element indices selected by the SliceInfo list ``info`` (semantics.md §7.1), in copy order (dim 0 fastest).
 
     ``run_length`` is L, the dim-0 run length in elements (taken from the source info for both sides).
     """
@@ -43,7 +43,7 @@ def selected_elements(info, run_length):
 
 
 def slice_copy(dst, dst_def, src, src_def, *, es, dst_info, src_info, dimValue, poison=0xFF):
-    """Slice copy, spec 7.1: ``dst[selected(dst_info)[k]] = src[selected(src_info)[k]]`` for every k.
+    """Slice copy, semantics.md §7.1: ``dst[selected(dst_info)[k]] = src[selected(src_info)[k]]`` for every k.
 
     ``L = src_info[0].burstLen * 32 // es`` for both sides; only the first ``dimValue`` entries of each info
     list are used.  The two selections must have equal lengths (ValueError otherwise).
