@@ -298,3 +298,36 @@ def test_registers_written_by_the_call_and_read_later():
     assert pipe.state[PADDING] == int(np.float16(-3).view(np.uint16))
     fc.LoadData(dst, src, P3(padList=(0, 0, 0, 0), l1H=9, padValue=np.float16(0)), config=NOCFG)
     assert dst.numpy()[0] == -3  # tap (0, 0) of output (0, 0) is padding, from the register
+
+
+def test_v2pro_reads_the_registers_like_v2():
+    pipe, src, dst = setup(A2, "A1", "A2", "half", n_src=2048, n_dst=2304)
+    fc.SetFmatrix(4, 8, (1, 1, 1, 1), pipe=pipe)
+    fc.SetLoadDataPaddingValue(np.float16(-5), pipe=pipe)
+    ext = 144 | 16 << 16 | 0 << 32 | 16 << 48  # kExtension 144, mExtension 16, kStartPt 0, mStartPt 16
+    filt = 1 | 1 << 8 | 3 << 16 | 3 << 24 | 1 << 32 | 1 << 40
+    fc.LoadData(dst, src, fc.LoadData3DParamsV2Pro(16, extConfig=ext, filterConfig=filt))
+    want = dst.numpy().copy()
+    _, src2, dst2 = setup(A2, "A1", "A2", "half", n_src=2048, n_dst=2304)
+    fc.LoadData(dst2, src2, P3(padList=(1, 1, 1, 1), l1H=4, l1W=8, kExtension=144, mStartPt=16, filterW=3,
+                               filterH=3, padValue=np.float16(-5)))
+    assert np.array_equal(want.view(np.uint16), dst2.numpy().view(np.uint16))
+    assert (want == -5).any()
+
+
+def test_load_data_boundary_wraps_reads_to_the_l1_start():
+    from fastcopy.reference import img2col as iref
+
+    pipe, src, dst = setup(A2, "A1", "A2", "half", n_src=2048, n_dst=1024)  # src at L1 byte 0, 4096 bytes
+    fc.SetLoadDataBoundary(2048, pipe=pipe)
+    fc.SetLoadDataRepeat(fc.LoadDataRepeatParam(), pipe=pipe)
+    p = P3(l1H=8, l1W=16, mExtension=32, mStartPt=64)  # rows 64..95 read L1 bytes 2048..3071 -> wrap to 0..1023
+    fc.LoadData(dst, src, p)
+    want, want_def = tensor_bytes(setup(A2, "A1", "A2", "half", n_src=2048, n_dst=1024)[2])
+    s, s_def = tensor_bytes(src)
+    iref.load3d(want, want_def, s, s_def, es=2, H=8, W=16, pads=(0, 0, 0, 0), Kh=1, Kw=1, sh=1, sw=1, dh=1, dw=1,
+                mExtension=32, kExtension=16, blocks=[(64, 0)], mode=0, image="Zz", Q=1, pad_bytes=b"",
+                boundary=2048, src_l1=0, poison=pipe.poison)
+    got, got_def = tensor_bytes(dst)
+    assert np.array_equal(got, want) and np.array_equal(got_def, want_def)
+    assert dst.numpy()[0] == 0  # X row 64 = pixel 64 = L1 byte 2048 -> byte 0

@@ -1,0 +1,90 @@
+"""Speed of the moves into the cube: LoadData of a full 64 KiB L0A / L0B tile and img2col of a 1 MiB feature map,
+measured interleaved with np.copyto of the bytes written and the plain-numpy way (bench/interleaved.py's method).
+
+    python bench/cube_in.py            # also a table of bench/report.py
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import fastcopy as fc  # noqa: E402
+from interleaved import _target, measure  # noqa: E402
+
+TILE = 64 << 10
+COPY = (1.0, None)
+
+
+def case_loaddata():
+    pipe = fc.TPipe(product="ATLAS_A2")
+    n = TILE // 2
+    a1 = pipe.alloc("A1", "half", n)
+    a1.numpy()[:] = np.arange(n) % 2048
+    a1.set_defined()
+    a2 = pipe.alloc("A2", "half", n)
+    b2 = pipe.alloc("B2", "half", n)
+    p = fc.LoadData2DParams(0, 128, 1)  # 128 fractals = 64 KiB
+    src, out = a1.numpy().copy(), np.empty(n, np.float16)
+    cp = lambda: np.copyto(out, src)  # noqa: E731
+    # the golden-script way for an NZ (K1, M1, 16, 16) tile read as ZZ: one transposed copy
+    nz = src.reshape(4, 32, 16, 16)
+    zz = np.empty((32, 4, 16, 16), np.float16)
+    yield "LoadData 2D L1->L0A 64 KiB (128 fractals)", TILE, COPY, {
+        "fastcopy": lambda: fc.LoadData(a2, a1, p), "copyto": cp,
+        "numpy": lambda: np.copyto(zz, nz.transpose(1, 0, 2, 3))}
+    t = fc.LoadData2DParams(0, 128, 1, 0, 0, True)
+    yield "LoadData 2D L1->L0B 64 KiB, ifTranspose", TILE, COPY, {
+        "fastcopy": lambda: fc.LoadData(b2, a1, t), "copyto": cp,
+        "numpy": lambda: np.copyto(zz.reshape(128, 16, 16), src.reshape(128, 16, 16).transpose(0, 2, 1))}
+    p350 = fc.TPipe(product="ATLAS_350")
+    c1 = p350.alloc("A1", "half", n)
+    c1.numpy()[:] = src
+    c1.set_defined()
+    c2 = p350.alloc("A2", "half", n)
+    v2 = fc.LoadData2DParamsV2(0, 0, 32, 4, 32, 32)
+    yield "LoadData 2D V2 L1->L0A 64 KiB (32 x 4 fractals)", TILE, COPY, {
+        "fastcopy": lambda: fc.LoadData(c2, c1, v2), "copyto": cp}
+
+
+def case_img2col():
+    C, H, W = 128, 64, 64  # 1 MiB of half
+    fmap = (np.arange(C * H * W) % 2048).astype(np.float16).reshape(C, H, W)
+    out = fc.img2col(fmap, 3, pad=1)
+    nbytes = out.nbytes
+    flat = np.empty_like(out)
+    ref = out.copy()
+
+    def numpy_way():
+        padded = np.pad(fmap.reshape(8, 16, H, W).transpose(0, 2, 3, 1), ((0, 0), (1, 1), (1, 1), (0, 0)))
+        win = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(1, 2))  # (8, H, W, 16, 3, 3)
+        np.copyto(flat.reshape(H, W, 8, 3, 3, 16), win.transpose(1, 2, 0, 4, 5, 3))
+
+    yield "img2col helper, 1 MiB half map, 3x3 pad 1 (-> 9 MiB X)", nbytes, COPY, {
+        "fastcopy": lambda: fc.img2col(fmap, 3, pad=1, out=out), "copyto": lambda: np.copyto(flat, ref),
+        "numpy": numpy_way}
+
+
+def rows(words=()) -> list[str]:
+    out = [f"| {'cube in (interleaved medians)':58} | {'fastcopy':>9} | {'GB/s':>5} | {'x copyto':>8} | "
+           f"{'x numpy':>7} | {'target x copyto':>17} |",
+           f"|{'-' * 60}|{'-' * 11}|{'-' * 7}|{'-' * 10}|{'-' * 9}|{'-' * 19}|"]
+    for gen in (case_loaddata, case_img2col):
+        for name, nbytes, (t_copy, _), funcs in gen():
+            if words and not any(w in name for w in words):
+                continue
+            m = measure(funcs, nbytes)
+            t = m["fastcopy"]
+            r_np = f"{m['numpy'] / t:7.2f}" if "numpy" in m else f"{'-':>7}"
+            ms = f"{t * 1e3:6.2f} ms" if t >= 1e-3 else f"{t * 1e6:6.1f} us"
+            out.append(f"| {name[:58]:58} | {ms:>9} | {nbytes / t / 1e9:5.2f} | {m['copyto'] / t:8.2f} | {r_np} | "
+                       f"{_target(m['copyto'] / t, t_copy):>17} |")
+    return out
+
+
+if __name__ == "__main__":
+    print("\n".join(rows(tuple(sys.argv[1:]))))
