@@ -10,6 +10,7 @@ Kernel code transcribes line by line::
 __version__ = "0.1.0"
 
 from . import apidoc as _apidoc
+from . import api as _api
 from .api import DataCopy, register_datacopy
 from .cube.fixpipe import DataCopyCO12, Fixpipe
 from .cube.mmad import Mmad
@@ -53,7 +54,7 @@ register_datacopy("slice", _slice.plan_slice)
 register_datacopy(DataCopyCO12DstParams, DataCopyCO12, direct=True)
 register_datacopy(Dn2NzParams, _dn2nz.plan_dn2nz)
 _apidoc.complete(DataCopy, "DataCopy", "DataCopy(Nd2NzParams)", "DataCopy(Nz2NdParamsFull)", "DataCopy(SliceInfo)",
-                 extra=_apidoc.datacopy_rules())
+                 extra=_apidoc.datacopy_rules(), planners=(*_api._DATACOPY_PLANNERS, *_api._DATACOPY_DIRECT))
 _apidoc.complete(DataCopyPad, "DataCopyPad", extra=_apidoc.pad_rules())
 
 __all__ = [

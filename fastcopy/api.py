@@ -70,7 +70,8 @@ def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
     documented range on the product; every byte read and written inside its tensor and the buffer's capacity. A call that breaks a rule raises a :class:`FastCopyError` subclass naming the
     field, value, range, unit and product, and writes nothing. Bytes the hardware leaves undefined hold the
     core's poison byte and are marked in ``tensor.defined()``. Set up per-core state with
-    :func:`SetLoopModePara` (Atlas 350). Full description: docs/semantics.md.
+    :func:`SetLoopModePara` (Atlas 350). Full description: docs/semantics.md (cube forms: docs/cube-in.md,
+    docs/cube-out.md).
     """
     direct = _DATACOPY_DIRECT.get(type(arg))
     if direct is not None:

@@ -184,10 +184,26 @@ def docstring_tables(op: str) -> str:
     return head + "\n\n" + path_text(table)
 
 
-def complete(func, *ops: str, extra: str = "") -> None:
-    """Append the generated tables of ``ops`` (and ``extra`` text) to ``func.__doc__`` (once)."""
+def more_forms(doc: str, planners) -> str:
+    """One line per registered ``DataCopy`` params class that ``doc`` does not describe yet (forms added later,
+    e.g. by the cube ops), from the class's own summary."""
+    lines = []
+    for kind in planners:
+        if isinstance(kind, str) or kind is int or kind.__name__ in doc:
+            continue
+        summary = inspect.cleandoc(getattr(kind, "_summary", "") or "").split("\n\n")[0].replace("\n", " ")
+        first = summary.split(". ")[0].rstrip(".")
+        lines += textwrap.wrap(f"``DataCopy(dst, src, {kind.__name__}(...))``: {first}. Fields: "
+                               f"help(fastcopy.{kind.__name__}).", 112, subsequent_indent="    ")
+    return "\n".join(["Further forms:", ""] + lines) if lines else ""
+
+
+def complete(func, *ops: str, extra: str = "", planners=()) -> None:
+    """Append the generated tables of ``ops`` (and ``extra`` text, and the registered ``planners`` forms the
+    docstring does not describe) to ``func.__doc__`` (once)."""
     doc = inspect.cleandoc(func.__doc__ or "")
-    parts = [doc] + ([extra] if extra else []) + ["(Generated from fastcopy.products.)"]
+    forms = more_forms(doc, planners)
+    parts = [doc] + ([forms] if forms else []) + ([extra] if extra else []) + ["(Generated from fastcopy.products.)"]
     parts += [docstring_tables(op) for op in ops]
     func.__doc__ = "\n\n".join(parts) + "\n"
 

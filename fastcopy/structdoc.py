@@ -2,7 +2,8 @@
 table (C++ type per product, default, unit, range), so ``help()``, ``inspect.signature`` and IDEs show the fields.
 
 Presentation only: :class:`fastcopy.params.ParamStruct` calls :func:`present` for every subclass it creates, so a
-new struct (the cube structs included) documents itself from its ``FIELDS``. Nothing here validates a value.
+new struct (the cube structs included) documents itself from its ``FIELDS`` (``Field(..., doc=, unit=, range=)``
+fill the table; a class attribute ``REFERENCE = "docs/cube-in.md"`` names its page). Nothing here validates.
 This module imports no fastcopy module but :mod:`fastcopy.products` (the per-product field types).
 """
 
@@ -69,7 +70,8 @@ def field_lines(cls, ctypes: dict) -> list[str]:
             parts.append(f"Range: {rng}" + (f" (C++ type: {tr})." if tr else "."))
         elif tr:
             parts.append(f"Range: the C++ type's, {tr}.")
-        lines.extend(_wrap(" ".join(parts), "    "))
+        if parts:
+            lines.extend(_wrap(" ".join(parts), "    "))
     return lines
 
 
@@ -79,13 +81,14 @@ def docstring(cls, summary: str, ctypes: dict) -> str:
     body = ["Fields, in constructor order (positional, or by keyword)", "-" * 56, *field_lines(cls, ctypes), "",
             "Set fields by attribute as in kernel code (``p.blockLen = 8``). A value is checked against its C++ type",
             "when it is set and against the op's documented ranges (which may depend on the product) when the",
-            f"struct is used. Reference: {REFERENCE_DOC}."]
+            f"struct is used. Reference: {getattr(cls, 'REFERENCE', REFERENCE_DOC)}."]
     return "\n".join(head + body)
 
 
 def present(cls, ctypes: dict) -> None:
     """Give a ParamStruct subclass its signature and generated docstring (called once, when the class is made)."""
-    cls.__doc__ = docstring(cls, inspect.cleandoc(cls.__dict__.get("__doc__") or ""), ctypes)
+    cls._summary = inspect.cleandoc(cls.__dict__.get("__doc__") or "")
+    cls.__doc__ = docstring(cls, cls._summary, ctypes)
     cls.__signature__ = signature(cls)
 
 

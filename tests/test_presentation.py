@@ -122,6 +122,23 @@ def test_datacopy_help_documents_every_form():
     for form in FORMS:
         assert form in doc
     assert len(doc.splitlines()) > 40
+    from fastcopy import api
+
+    for kind in (*api._DATACOPY_PLANNERS, *api._DATACOPY_DIRECT):  # every registered form, cube ones included
+        if not isinstance(kind, str) and kind is not int:
+            assert f"{kind.__name__}(" in doc, kind
+
+
+def test_forms_registered_later_are_listed_from_their_summary():
+    class LaterParams(ParamStruct):
+        """LATER: a form added by another op. More text."""
+
+        FIELDS = (Field("n", "uint16", 0),)
+
+    text = apidoc.more_forms("DataCopy(dst, src, count)", ["count", int, LaterParams])
+    assert "``DataCopy(dst, src, LaterParams(...))``: LATER: a form added by another op." in text
+    assert "help(fastcopy.LaterParams)" in text
+    assert apidoc.more_forms("uses LaterParams( already", [LaterParams]) == ""
 
 
 @pytest.mark.parametrize("func, ops", [
