@@ -37,8 +37,6 @@ class RefMemory:
         self.caps = dict(CAPACITIES[self.product])
         for k, v in prog.capacities.items():
             self.caps[Phys[k]] = v
-        self.phys_mem = {}
-        self.next = {}
         self.where = {}  # buffer name -> (data, defined, phys)
         for buf in prog.buffers:
             nbytes = buf.size * buf.np_dtype.itemsize
@@ -50,7 +48,16 @@ class RefMemory:
                 else:
                     data, dfd = np.full(nbytes, self.poison, np.uint8), np.zeros(nbytes, bool)
                 self.where[buf.name] = (data, dfd, Phys.GM)
-            else:
+        self.new_core()
+
+    def new_core(self) -> None:
+        """Fresh on-chip buffers (a core of a multi-core case has its own), the local tensors placed again."""
+        prog = self.prog
+        self.phys_mem = {}
+        self.next = {}
+        for buf in prog.buffers:
+            nbytes = buf.size * buf.np_dtype.itemsize
+            if not buf.gm:
                 phys = POSITIONS[self.product][TPosition[buf.position]]
                 if phys not in self.phys_mem:
                     cap = self.caps[phys]
@@ -77,7 +84,14 @@ def reference_run(prog, folder: pathlib.Path) -> dict:
     """name -> (data bytes, per-byte defined) of every output, computed with fastcopy/reference."""
     mem = RefMemory(prog, folder)
     padreg = None
+    block = 0
     for op in prog.ops:
+        if op.block != block:  # the next core: its own TPipe
+            block, padreg = op.block, None
+            mem.new_core()
+        if op.api == "compute":
+            _compute(mem, op, prog)
+            continue
         params = op.params_dict()
         if op.api == "SetPadValue":
             padreg = np.array(params["value"]).astype(np.dtype(_np(op.dtype))).tobytes()
@@ -130,6 +144,34 @@ def reference_run(prog, folder: pathlib.Path) -> dict:
     return out
 
 
+class _Tensor:
+    """What a compute step sees of a buffer in the oracle: ``numpy()`` and ``t[...] = values``."""
+
+    def __init__(self, data, dfd, buf):
+        self.data, self.dfd, self.buf = data, dfd, buf
+
+    def numpy(self):
+        v = self.data.view(self.buf.np_dtype)
+        return v.reshape(self.buf.shape) if self.buf.gm else v
+
+    def __setitem__(self, key, values):
+        view = self.numpy()
+        view[key] = values
+        es = self.buf.np_dtype.itemsize
+        self.dfd.reshape(*view.shape, es)[key] = True
+
+
+def _compute(mem, op, prog):
+    import inspect
+    import runpy
+
+    func = runpy.run_path(op.file)[op.function]
+    env = {**prog.values, "block_idx": op.block, "block_num": prog.blocks, **dict(op.env)}
+    params = inspect.signature(func).parameters
+    args = [_Tensor(*mem.where[b][:2], prog.buffer(b)) for b in op.buffers]
+    func(*args, **{k: v for k, v in env.items() if k in params})
+
+
 def _np(name):
     from fastcopy import as_dtype
 
@@ -171,7 +213,7 @@ def test_there_are_examples():
 def test_example_matches_reference(path, tmp_path):
     case = load_case(path)
     for i in _points(case):
-        args = ["run", str(path), "-o", str(tmp_path), "-q"]
+        args = ["run", str(path), "-o", str(tmp_path), "-q", "--allow-python"]
         if case.is_sweep:
             args += ["--point", str(i)]
         assert main(args) == 0

@@ -21,6 +21,12 @@ def _batch(args) -> int:
     return main_batch(args)
 
 
+def _check(args) -> int:
+    from .check import main_check
+
+    return main_check(args)
+
+
 def _verify(args) -> int:
     from .verify import main_verify
 
@@ -124,6 +130,18 @@ def build_parser() -> argparse.ArgumentParser:
                    "chosen from the number of points and workers)")
     p.set_defaults(func=_batch)
 
+    p = sub.add_parser("check", help="dry run: validate every op, print warnings and the bytes each op reads and "
+                       "writes per buffer; writes nothing",
+                       description="Load the case and run every point in memory: every op validated, the warnings "
+                       "and (for one point) each op's bytes read and written per buffer printed. Nothing is written. "
+                       "Exit 0 when valid, 1 otherwise (or with warnings under --strict).")
+    p.add_argument("case", help="case file (.toml or .json)")
+    p.add_argument("--point", type=int, default=None, help="check only this sweep point (default: all; the ops of "
+                   "the first are listed)")
+    p.add_argument("--seed", type=_seed, default=None, help="override the case's seed")
+    _common(p)
+    p.set_defaults(func=_check)
+
     p = sub.add_parser("verify", help="compare a kernel output with golden data (bit-exact, or --rtol/--atol)",
                        description="Compare OUTPUT with GOLDEN over the defined positions: bit for bit, or within "
                        "--rtol/--atol (or the tolerances the case gave the output). GOLDEN is a golden file or a "
@@ -158,7 +176,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    try:
+        return int(args.func(args) or 0)
+    except BrokenPipeError:  # `fastcopy check CASE | head`: the reader went away
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ import os
 import tomllib
 
 from .expr import FUNCTIONS
-from .schema import CaseError, Compiler, Program, default_max_bytes
+from .schema import BLOCK_NAMES, CaseError, Compiler, Program, default_max_bytes
 
 #: Largest number of points one case may expand into (a guard against typos in sweeps).
 MAX_POINTS = 1_000_000
@@ -97,7 +97,7 @@ class Case:
     def _compile(self, names, choose, index, values) -> Program:
         comp = Compiler(self.doc, self.file, self.source, self.base_dir, names, choose, self.max_bytes)
         prog = comp.compile(index, values, self.seed)
-        return _replace(prog, source_sha256=self.sha256)
+        return _replace(prog, source_sha256=self.sha256, allow_python=self.allow_python)
 
     def _named_axes(self) -> list:
         raw = self.doc.get("sweep", {})
@@ -105,7 +105,7 @@ class Case:
             raise CaseError(self.file, "sweep", f"expected a table of name = [values], got {type(raw).__name__}")
         out = []
         for name, values in raw.items():
-            if not name.isidentifier() or name in FUNCTIONS:
+            if not name.isidentifier() or name in FUNCTIONS or name in BLOCK_NAMES:
                 raise CaseError(self.file, f"sweep.{name}", "a sweep variable must be an identifier and not one "
                                                             f"of the functions {', '.join(FUNCTIONS)}")
             if not isinstance(values, list) or not values:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import FastCopyError, FastCopyWarning
 from .inputs import generate
-from .schema import Arg, CaseError, OpSpec, Program, enum_class, struct_class
+from .schema import Arg, CaseError, ComputeSpec, OpSpec, Program, enum_class, struct_class
 
 
 class CaseRunError(FastCopyError):
@@ -43,7 +43,7 @@ def param_path(op: OpSpec, message: str) -> str | None:
             fields.setdefault(a.key, a.key)
     for m in re.finditer(r"\b([A-Za-z_]\w*)=", message):
         if m.group(1) in fields:
-            return f"ops[{op.index}].params.{fields[m.group(1)]}"
+            return f"{op.path or f'ops[{op.index}]'}.params.{fields[m.group(1)]}"
     return None
 
 
@@ -88,69 +88,202 @@ def build_arg(arg: Arg, dtype=None):
     return arg.value
 
 
-def run_program(prog: Program) -> Result:
-    """Execute every op of ``prog`` in order; raise :class:`CaseRunError` (nothing partial is returned)."""
-    import fastcopy
+def run_program(prog: Program, skip_compute: bool = False, on_op=None) -> Result:
+    """Execute every op of ``prog`` in order, core by core (``blocks``: one TPipe each, GM shared); raise
+    :class:`CaseRunError` (nothing partial is returned). ``skip_compute``: do not run compute steps (a dry run);
+    ``on_op(op, tensors)``: called before each op (``fastcopy check`` attributes what it sees to the op)."""
     from ..memory import GlobalTensor, TPipe
 
-    try:
-        pipe = TPipe(product=prog.product, capacities=prog.capacities or None, poison=prog.poison)
-    except FastCopyError as exc:
-        raise CaseRunError(prog, None, exc, "capacities") from exc
-    tensors, inputs, placement = {}, {}, {}
+    def new_pipe():
+        try:
+            return TPipe(product=prog.product, capacities=prog.capacities or None, poison=prog.poison)
+        except FastCopyError as exc:
+            raise CaseRunError(prog, None, _capacity_hint(exc), "capacities") from exc
+
+    gm, inputs, placement = {}, {}, {}
     written = written_buffers(prog)
     for buf in prog.buffers:
-        try:
+        if not buf.gm:
+            continue
+        if buf.init is None:
+            arr = np.full(buf.size * buf.np_dtype.itemsize, prog.poison, np.uint8).view(buf.np_dtype)
+            arr = arr.reshape(buf.shape)
+        else:
+            arr = generate(buf, prog.seed, prog.file)
+            # the input file holds the initial contents: a copy only when an op may change them
+            inputs[buf.name] = arr.copy() if buf.name in written else arr
+        gm[buf.name] = GlobalTensor(arr, defined=buf.init is not None)
+    caught, notes = {}, []
+    cores = CoreTracker(prog, gm) if prog.blocks > 1 else None
+    tensors = {}
+    for block in range(prog.blocks):
+        pipe = new_pipe()
+        tensors = dict(gm)
+        for buf in prog.buffers:  # one set of local tensors per core (its own TPipe)
             if buf.gm:
-                if buf.init is None:
-                    arr = np.full(buf.size * buf.np_dtype.itemsize, prog.poison, np.uint8).view(buf.np_dtype)
-                    arr = arr.reshape(buf.shape)
-                else:
-                    arr = generate(buf, prog.seed, prog.file)
-                    # the input file holds the initial contents: a copy only when an op may change them
-                    inputs[buf.name] = arr.copy() if buf.name in written else arr
-                tensors[buf.name] = GlobalTensor(arr, defined=buf.init is not None)
-            else:
+                continue
+            try:
                 t = pipe.alloc(buf.position, buf.np_dtype, buf.size, buf.addr)
                 if buf.init is not None:
-                    t.numpy()[:] = generate(buf, prog.seed, prog.file).reshape(-1)
-                    t.set_defined()
-                tensors[buf.name] = t
+                    t[...] = generate(buf, prog.seed, prog.file).reshape(-1)
+            except CaseError:
+                raise
+            except FastCopyError as exc:
+                raise CaseRunError(prog, None, _capacity_hint(exc), f"buffers.{buf.name}") from exc
+            tensors[buf.name] = t
+            if block == 0:
                 placement[buf.name] = (t.memory.phys.name, t.offset)
-        except CaseError:
-            raise
-        except FastCopyError as exc:
-            raise CaseRunError(prog, None, exc, f"buffers.{buf.name}") from exc
-    caught = {}
-    with pipe:
-        for op in prog.ops:
-            func = getattr(fastcopy, op.api)
-            args, kwargs = [], {}
-            if op.dst is not None:
-                args += [_operand(tensors, op.dst), _operand(tensors, op.src)]
-                data_dtype = tensors[op.src.name].dtype
-            else:
-                kwargs["pipe"] = pipe
-                data_dtype = None
-            dtype = _np_dtype(op.dtype) if op.dtype else data_dtype
-            with warnings.catch_warnings(record=True) as got:
-                warnings.simplefilter("always", FastCopyWarning)
-                try:
-                    args += [build_arg(a, dtype) for a in op.args]
-                    kwargs.update({k: build_arg(a, dtype) for k, a in op.kwargs})
-                    func(*args, **kwargs)
-                except Exception as exc:  # noqa: BLE001 - every failure is reported with its op
-                    raise CaseRunError(prog, op, exc) from exc
-            msgs = []
-            for w in got:
-                if issubclass(w.category, FastCopyWarning):
-                    msgs.append(str(w.message))
-                else:
-                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-            if msgs:
-                caught[op.index] = msgs
-    outputs, notes, empty = collect_outputs(prog, tensors)
-    return Result(prog, inputs, outputs, placement, caught, notes, empty)
+        if cores is not None:
+            cores.begin(block)
+        with pipe:
+            for op in prog.ops:
+                if op.block == block:
+                    if on_op is not None:
+                        on_op(op, tensors)
+                    _run_op(prog, op, tensors, pipe, caught, skip_compute)
+        if cores is not None:
+            notes += cores.end(block)
+    outputs, more, empty = collect_outputs(prog, tensors)
+    return Result(prog, inputs, outputs, placement, caught, notes + more, empty)
+
+
+def _capacity_hint(exc: FastCopyError) -> FastCopyError:
+    """A CapacityError names the case key to change, not the Python API."""
+    from ..errors import CapacityError
+
+    if isinstance(exc, CapacityError):
+        text = str(exc).replace("TPipe(capacities=...)", "the case's capacities = {...} table")
+        if "capacities" not in text:
+            text += " (in a case file: raise the buffer's size with capacities = {UB = bytes, ...})"
+        return CapacityError(text)
+    return exc
+
+
+def _run_op(prog, op, tensors, pipe, caught, skip_compute=False) -> None:
+    import fastcopy
+
+    if isinstance(op, ComputeSpec):
+        if skip_compute:  # a dry run: the step's buffers count as written (their values are not computed)
+            for name in op.buffers:
+                tensors[name].set_defined()
+            return
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always", FastCopyWarning)
+            run_compute(prog, op, tensors)
+        _note_warnings(op, got, caught)
+        return
+    func = getattr(fastcopy, op.api)
+    args, kwargs = [], {}
+    if op.dst is not None:
+        args += [_operand(tensors, op.dst), _operand(tensors, op.src)]
+        data_dtype = tensors[op.src.name].dtype
+    else:
+        kwargs["pipe"] = pipe
+        data_dtype = None
+    dtype = _np_dtype(op.dtype) if op.dtype else data_dtype
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always", FastCopyWarning)
+        try:
+            args += [build_arg(a, dtype) for a in op.args]
+            kwargs.update({k: build_arg(a, dtype) for k, a in op.kwargs})
+            func(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - every failure is reported with its op
+            raise CaseRunError(prog, op, exc) from exc
+    _note_warnings(op, got, caught)
+
+
+def _note_warnings(op, got, caught) -> None:
+    msgs = []
+    for w in got:
+        if issubclass(w.category, FastCopyWarning):
+            msgs.append(str(w.message))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if msgs:
+        caught[op.index] = msgs
+
+
+_MODULES: dict = {}
+
+
+def load_compute(path: str, function: str):
+    """The function ``function`` of the Python file ``path`` (each file imported once per process)."""
+    import importlib.util
+
+    mod = _MODULES.get(path)
+    if mod is None:
+        name = f"fastcopy_compute_{abs(hash(path))}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        _MODULES[path] = mod
+    return getattr(mod, function)
+
+
+def run_compute(prog: Program, op: ComputeSpec, tensors: dict) -> None:
+    """Call the compute step's function with its tensors (and, by name, the loop variables, ``block_idx`` and
+    sweep values its signature asks for)."""
+    import inspect
+
+    if not prog.allow_python:
+        raise CaseRunError(prog, op, FastCopyError(
+            f"this case runs Python code ({op.given}); pass --allow-python (run_batch(allow_python=True), "
+            "load_case(..., allow_python=True)) to run it, only for case files you trust"))
+    try:
+        func = load_compute(op.file, op.function)
+        env = {**prog.values, "block_idx": op.block, "block_num": prog.blocks, **dict(op.env)}
+        params = inspect.signature(func).parameters
+        takes_all = any(p.kind is p.VAR_KEYWORD for p in params.values())
+        kw = {k: v for k, v in env.items() if takes_all or k in params}
+        func(*[tensors[b] for b in op.buffers], **kw)
+    except CaseRunError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the user's code: report it with the op
+        raise CaseRunError(prog, op, exc) from exc
+
+
+class CoreTracker:
+    """Multi-core runs (``blocks = N``): which GM bytes each core writes, and bytes that two cores write with
+    different values, which become undefined (poison) with a warning, as overlapping writes within one call.
+
+    A byte counts as written by a core when its value changed, or (for buffers that start undefined) when it
+    became defined, during that core's run. A later core changing a byte an earlier core wrote is a conflict.
+    (A core writing back exactly the byte an input already held is not seen as a write.)"""
+
+    def __init__(self, prog: Program, gm: dict):
+        self.prog = prog
+        self.gm = {name: t for name, t in gm.items()
+                   if any(op.dst is not None and op.dst.name == name for op in prog.ops) or name in prog.writes}
+        self.written = {name: np.zeros(t.nbytes, bool) for name, t in self.gm.items()}
+        self.before = {}
+
+    def begin(self, block: int) -> None:
+        self.before = {}
+        for name, t in self.gm.items():
+            plane = t.memory.plane
+            self.before[name] = (t.memory.data.copy(), None if plane is None else plane.copy())
+
+    def end(self, block: int) -> list:
+        notes = []
+        for name, t in self.gm.items():
+            data0, plane0 = self.before[name]
+            mem = t.memory
+            changed = mem.data != data0
+            now = changed if plane0 is None else changed | (mem.plane != plane0)
+            conflict = changed & self.written[name]
+            self.written[name] |= now
+            n = int(np.count_nonzero(conflict))
+            if n:
+                plane = mem.materialize_plane()
+                plane[conflict] = 0
+                mem.data[conflict] = self.prog.poison
+                mem.forget()
+                first = int(np.flatnonzero(conflict)[0])
+                notes.append(f"cores: block {block} wrote {n} byte(s) of {name} that an earlier core had written with "
+                             f"different values (first at byte {first}); the hardware's order between cores is not "
+                             "defined, so those bytes are undefined")
+        self.before = {}
+        return notes
 
 
 def written_buffers(prog: Program) -> set:

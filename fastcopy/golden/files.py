@@ -108,10 +108,8 @@ def write_result(result, directory: str, allow_empty: bool = False) -> dict:
 def program_extras(prog) -> dict:
     """Manifest keys of the newer case features (only when used, so older manifests stay the same)."""
     out = {}
-    for key in ("blocks", "compute"):
-        v = getattr(prog, key, None)
-        if v:
-            out[key] = v
+    if getattr(prog, "blocks", 1) > 1:
+        out["blocks"] = prog.blocks
     return out
 
 
@@ -158,6 +156,10 @@ def _init_record(init: dict | None):
 
 def _op_record(op, warns) -> dict:
     rec = {"api": op.api}
+    if op.path and op.path != f"ops[{op.index}]":
+        rec["at"] = op.path  # inside a loop: where in the case file
+    if op.env:
+        rec["env"] = dict(op.env)  # the loop variables (and block_idx) at this op
     if op.dst is not None:
         rec["dst"], rec["src"] = str(op.dst), str(op.src)
     if op.dtype:

@@ -45,6 +45,13 @@ def generate(buf: BufferSpec, seed: int, file: str = "") -> np.ndarray:
         if dt.kind == "b":
             raw &= 1
         return out.reshape(buf.shape)
+    if kind == "values":
+        vals = init["values"]
+        big = np.int64 if dt.kind in "iub" and all(isinstance(v, int) for v in vals) else np.float64
+        if big is np.int64 and any(v > 2**63 - 1 for v in vals):
+            big = np.uint64
+        out[...] = _cast(np.array(vals, big), dt, file, where)
+        return out.reshape(buf.shape)
     if kind in ("zeros", "constant"):
         v = init.get("value", 0)
         one = _cast(np.array([v], np.int64 if isinstance(v, int) else np.float64), dt, file, where)

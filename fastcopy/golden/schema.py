@@ -20,17 +20,24 @@ from ..dtypes import as_dtype, ascend_name
 from ..errors import FastCopyError
 from ..params import CTYPES
 from ..products import POSITIONS, Phys, Product, TPosition
-from .expr import ExprError, evaluate
+from .expr import FUNCTIONS, ExprError, evaluate
 from .store import GoldenWriteError, check_collisions
 
 #: Seed used when neither the case nor the command line gives one (recorded in every manifest).
 DEFAULT_SEED = 0
 
-CASE_KEYS = ("name", "description", "product", "seed", "poison", "capacities", "sweep", "buffers", "ops",
+CASE_KEYS = ("name", "description", "product", "seed", "poison", "capacities", "blocks", "sweep", "buffers", "ops",
              "outputs")
 GM_KEYS = ("dtype", "shape", "position", "init", "file", "description")
 LOCAL_KEYS = ("dtype", "count", "position", "addr", "init", "description")
 OP_KEYS = ("api", "dst", "src", "params", "dtype", "note")
+LOOP_KEYS = ("for", "range", "body", "note")
+COMPUTE_KEYS = ("compute", "buffers", "note")
+#: Names an expression always knows (besides sweep and loop variables): GetBlockIdx() and GetBlockNum().
+BLOCK_NAMES = ("block_idx", "block_num")
+#: Most ops one point may expand into (loops x cores): a guard against typos in loop ranges.
+MAX_OPS = 200_000
+MAX_BLOCKS = 4096
 OUTPUT_KEYS = ("buffer", "file", "allow_undefined", "rtol", "atol", "compare")
 INIT_ARGS = {  # kind -> allowed arguments (with defaults; None = required for some dtypes)
     "uniform": {"low": 0.0, "high": 1.0},
@@ -41,6 +48,7 @@ INIT_ARGS = {  # kind -> allowed arguments (with defaults; None = required for s
     "zeros": {},
     "bits": {},
     "file": {"path": None},
+    "values": {"values": None},
 }
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _REF = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[(.+)\])?\s*$")
@@ -137,7 +145,7 @@ class Arg:
 
 @dataclass(frozen=True)
 class OpSpec:
-    index: int
+    index: int  # position in the program's flat (unrolled) op list
     api: str
     dst: Ref | None
     src: Ref | None
@@ -145,6 +153,15 @@ class OpSpec:
     kwargs: tuple  # (python keyword, Arg)
     dtype: str | None = None
     note: str = ""
+    path: str = ""  # where in the case file: ops[2], ops[1].body[0]
+    env: tuple = ()  # ((name, value), ...): loop variables and block_idx at this op
+    block: int = 0  # the core (block_idx) that runs it
+
+    @property
+    def where(self) -> str:
+        """``ops[1].body[0] (i=3)``: the case-file path, with the loop variables when inside loops / cores."""
+        path = self.path or f"ops[{self.index}]"
+        return path + (" (" + ", ".join(f"{k}={v}" for k, v in self.env) + ")" if self.env else "")
 
     def params_dict(self) -> dict:
         """The parameters as written in a case file (structs with every field, defaults included)."""
@@ -155,7 +172,37 @@ class OpSpec:
 
     def title(self) -> str:
         operands = f"({self.dst}, {self.src})" if self.dst is not None else ""
-        return f"ops[{self.index}] {self.api}{operands}"
+        return f"{self.where} {self.api}{operands}"
+
+
+@dataclass(frozen=True)
+class ComputeSpec:
+    """A compute step: the user's Python function ``function`` in ``file`` (next to the case), called with the
+    tensors of ``buffers`` (run only with ``--allow-python``)."""
+
+    index: int
+    file: str  # absolute path
+    given: str  # as written in the case
+    function: str
+    buffers: tuple
+    note: str = ""
+    path: str = ""
+    env: tuple = ()
+    block: int = 0
+    api: str = "compute"
+    dst = None
+    src = None
+    dtype = None
+    args = ()
+    kwargs = ()
+
+    where = OpSpec.where
+
+    def params_dict(self) -> dict:
+        return {"compute": f"{self.given}:{self.function}", "buffers": list(self.buffers)}
+
+    def title(self) -> str:
+        return f"{self.where} compute {self.given}:{self.function}({', '.join(self.buffers)})"
 
 
 @dataclass(frozen=True)
@@ -216,6 +263,9 @@ class Program:
     ops: tuple
     outputs: tuple
     description: str = ""
+    blocks: int = 1  # cores (GetBlockNum()); ops run once per core, in block order
+    allow_python: bool = False  # compute steps may run
+    writes: tuple = ()  # buffers compute steps may write (their inputs are copied before running)
 
     def buffer(self, name: str) -> BufferSpec:
         return next(b for b in self.buffers if b.name == name)
@@ -250,12 +300,15 @@ class Compiler:
     def __init__(self, doc: dict, file: str, source: str, base_dir: str, names: dict, choose,
                  max_bytes: int | None = None):
         self.doc, self.file, self.source, self.base_dir = doc, file, source, base_dir
-        self.names, self.choose = names, choose
+        self.names, self.choose = dict(names), choose
         self.max_bytes = default_max_bytes() if max_bytes is None else max_bytes
+        self.loop_env: dict = {}  # loop variables (and block_idx) in force while compiling an op
 
     # -- errors ------------------------------------------------------------------------------------------
     def error(self, path: str, message: str, present: bool = True) -> CaseError:
         """``present=False``: the key is missing, so no line is looked up."""
+        if self.loop_env:
+            message += " (at " + ", ".join(f"{k}={v}" for k, v in self.loop_env.items()) + ")"
         return CaseError(self.file, path, message, self._line(path) if present else None)
 
     def _line(self, path: str) -> int | None:
@@ -360,12 +413,28 @@ class Compiler:
             seed, source = DEFAULT_SEED, "default"
         poison = self.integer(doc.get("poison", 0xFF), "poison", 0, 255, "a byte value")
         capacities = self.capacities(doc.get("capacities", {}))
+        blocks = self.integer(doc.get("blocks", 1), "blocks", 1, MAX_BLOCKS, "a number of cores (GetBlockNum())")
+        self.names.setdefault("block_num", blocks)
         buffers = self.buffers(self.require(doc, "buffers", "", "a table of buffers"), product)
         by_name = {b.name: b for b in buffers}
-        ops = self.ops(self.require(doc, "ops", "", "a list of ops ([[ops]] tables)"), by_name)
+        raw_ops = self.require(doc, "ops", "", "a list of ops ([[ops]] tables)")
+        ops = []
+        for k in range(blocks):
+            self.names["block_idx"] = k
+            if blocks > 1:
+                self.loop_env = {"block_idx": k}
+            self.ops(raw_ops, by_name, ops, k)
+        self.loop_env = {}
+        self.names["block_idx"] = 0
         outputs = self.outputs(self.require(doc, "outputs", "", "a list of buffer names"), by_name)
+        if blocks > 1:
+            local = [o.buffer for o in outputs if not by_name[o.buffer].gm]
+            if local:
+                raise self.error("outputs", f"{local[0]!r} is a local buffer: with blocks = {blocks} every core has "
+                                            "its own; outputs of a multi-core case are GM buffers")
+        writes = tuple(dict.fromkeys(b for op in ops if isinstance(op, ComputeSpec) for b in op.buffers))
         return Program(name, self.file, "", index, values, product.name, seed, source, poison, capacities,
-                       tuple(buffers), tuple(ops), tuple(outputs), description)
+                       tuple(buffers), tuple(ops), tuple(outputs), description, blocks, False, writes)
 
     def product(self, raw, path) -> Product:
         v = self.string(raw, path, "a product name")
@@ -395,6 +464,7 @@ class Compiler:
             if not _NAME.match(name):
                 raise self.error(path, "a buffer name must be an identifier (letters, digits, _)")
             spec = self.table(spec, path)
+            self.check_keys(spec, tuple(dict.fromkeys(GM_KEYS + LOCAL_KEYS)), path)  # a misspelt key is named
             position = self.string(spec.get("position", "GM"), f"{path}.position", "a TPosition name")
             pos = self.position(position, product, f"{path}.position")
             dtype = self.dtype(self.require(spec, "dtype", path, "a dtype name (half, float, int8_t, ...)"),
@@ -427,7 +497,7 @@ class Compiler:
                 raise self.error(f"{path}.shape" if pos is TPosition.GM else f"{path}.count",
                                  f"{nbytes} bytes ({_human(nbytes)}) is more than the limit of {self.max_bytes} bytes "
                                  f"({_human(self.max_bytes)}) per buffer; raise it with --max-bytes if you mean it")
-            init = self.init(spec.get("init"), f"{path}.init", as_dtype(dtype))
+            init = self.init(spec.get("init"), f"{path}.init", as_dtype(dtype), math.prod(shape))
             if pos is TPosition.GM and init is not None:
                 if file in files:
                     raise self.error(f"{path}.file", f"input file {file!r} is also used by buffer {files[file]}")
@@ -459,9 +529,45 @@ class Compiler:
         return tuple(self.integer(d, f"{path}[{i}]", 1, None, "a dimension (a positive integer)")
                      for i, d in enumerate(dims))
 
-    def init(self, raw, path: str, dt: np.dtype) -> dict | None:
+    def literal(self, raw, path: str, dt: np.dtype, size: int) -> list:
+        """``values = [...]``: exactly ``size`` numbers (nested lists are read in C order), each fitting ``dt``."""
+        if not isinstance(raw, list):
+            raise self.error(path, f"expected a list of {size} numbers, got {_show(raw)}")
+        flat, stack = [], [raw]
+        while stack:  # flatten nested lists in order
+            item = stack.pop()
+            if isinstance(item, list):
+                stack.extend(reversed(item))
+            elif isinstance(item, str) and item.startswith("="):
+                stack.append(self.scalar(item, path))
+            elif isinstance(item, bool) or not isinstance(item, (int, float)):
+                raise self.error(path, f"expected numbers, got {_show(item)}")
+            else:
+                flat.append(item)
+            if len(flat) > size:
+                break
+        if len(flat) != size:
+            raise self.error(path, f"{'more than ' if len(flat) > size else ''}{len(flat)} values for a buffer of "
+                                   f"{size} elements; give exactly {size}")
+        if dt.kind in "iub":
+            bad = next((v for v in flat if not float(v).is_integer()), None)
+            if bad is not None:
+                raise self.error(path, f"{bad!r} is not an integer ({ascend_name(dt)} buffer)")
+            flat = [int(v) for v in flat]
+            info = np.iinfo(dt) if dt.kind in "iu" else None
+            if info is not None and (min(flat) < info.min or max(flat) > info.max):
+                raise self.error(path, f"values [{min(flat)}, {max(flat)}] do not fit {ascend_name(dt)} "
+                                       f"[{info.min}, {info.max}]")
+        return flat
+
+    def init(self, raw, path: str, dt: np.dtype, size: int = 0) -> dict | None:
         if raw is None:
             return None
+        if isinstance(raw, list) and raw and all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                                 for x in raw):
+            raise self.error(path, f"a list of numbers here is ambiguous: for literal contents write init = {{kind = "
+                                   f"\"values\", values = {raw!r}}}; to sweep over constant inputs use a named "
+                                   "[sweep] variable (init = \"=v\")")
         if isinstance(raw, list) or (isinstance(raw, str) and raw.startswith("=")):
             raw = self.scalar(raw, path)  # a sweep over inputs, or an expression
         if isinstance(raw, (int, float)) and not isinstance(raw, bool):
@@ -471,6 +577,7 @@ class Compiler:
                 return None
             raw = {"kind": raw}
         table = self.table(raw, path)
+        self.check_keys(table, ("kind", *dict.fromkeys(a for args in INIT_ARGS.values() for a in args)), path)
         kind = self.string(self.require(table, "kind", path, f"an input kind: {', '.join(INIT_ARGS)}"),
                            f"{path}.kind")
         if kind not in INIT_ARGS:
@@ -484,7 +591,10 @@ class Compiler:
                                              f"{ascend_name(dt)}; use \"integers\" or \"bits\"")
         for arg, default in INIT_ARGS[kind].items():
             apath = f"{path}.{arg}"
-            if arg == "path":
+            if arg == "values":
+                out["values"] = self.literal(self.require(table, "values", path, "a list of numbers"), apath, dt,
+                                             size)
+            elif arg == "path":
                 p = self.string(self.require(table, "path", path, "a .npy or .bin file"), apath)
                 full = p if os.path.isabs(p) else os.path.join(self.base_dir, p)
                 if not os.path.isfile(full):
@@ -521,15 +631,102 @@ class Compiler:
                                        f"[{info.min}, {info.max}]")
         return out
 
-    def ops(self, raw, buffers: dict) -> list:
+    def ops(self, raw, buffers: dict, out: list, block: int = 0, path: str = "ops") -> list:
+        """Append the ops of ``raw`` (a list of op, loop and compute tables) to ``out``, loops unrolled."""
         if not isinstance(raw, list):
-            raise self.error("ops", f"expected a list of ops ([[ops]] tables), got {_show(raw)}")
+            raise self.error(path, f"expected a list of ops ([[{path}]] tables), got {_show(raw)}")
         if not raw:
-            raise self.error("ops", "no ops; expected at least one [[ops]] table")
-        return [self.op(i, self.table(op, f"ops[{i}]"), buffers) for i, op in enumerate(raw)]
+            raise self.error(path, f"no ops; expected at least one [[{path}]] table")
+        for i, item in enumerate(raw):
+            p = f"{path}[{i}]"
+            table = self.table(item, p)
+            if "for" in table or "body" in table or "range" in table:
+                self.loop(table, p, buffers, out, block)
+            elif "compute" in table:
+                out.append(self.compute(len(out), table, p, buffers, block))
+            else:
+                out.append(self.op(len(out), table, buffers, p, block))
+            if len(out) > MAX_OPS:
+                raise self.error(p, f"the loops expand into more than {MAX_OPS} ops; split the case or use fewer, "
+                                    "larger tiles")
+        return out
 
-    def op(self, i: int, table: dict, buffers: dict) -> OpSpec:
-        path = f"ops[{i}]"
+    def loop(self, table: dict, path: str, buffers: dict, out: list, block: int) -> None:
+        """``for = "i"``, ``range = N`` / ``[start, stop]`` / ``[start, stop, step]`` (Python's range),
+        ``body = [ops...]`` ([[ops.body]] tables in TOML): the body once per value, ``i`` in its expressions."""
+        self.check_keys(table, LOOP_KEYS, path)
+        var = self.require(table, "for", path, "the loop variable name (for = \"i\")")
+        if not isinstance(var, str) or not var.isidentifier() or var in FUNCTIONS or var in BLOCK_NAMES:
+            raise self.error(f"{path}.for", f"expected a loop variable name (an identifier, not one of "
+                                            f"{', '.join((*FUNCTIONS, *BLOCK_NAMES))}), got {_show(var)}")
+        if var in self.names and var not in self.loop_env:
+            raise self.error(f"{path}.for", f"loop variable {var!r} hides the sweep variable of the same name")
+        if var in self.loop_env:
+            raise self.error(f"{path}.for", f"loop variable {var!r} is already the variable of an enclosing loop")
+        raw = self.require(table, "range", path, "a count N, or [start, stop] / [start, stop, step] as in Python")
+        rpath = f"{path}.range"
+        if isinstance(raw, list):
+            if not 1 <= len(raw) <= 3:
+                raise self.error(rpath, f"expected N, [start, stop] or [start, stop, step], got {len(raw)} values "
+                                        "(a loop range is not a sweep; sweep it with a named [sweep] variable)")
+            bounds = [self.integer(self._expr(v, rpath), rpath) for v in raw]
+        else:
+            bounds = [self.integer(raw, rpath, 0, None, "a loop count (a non-negative integer)")]
+        if len(bounds) == 3 and bounds[2] == 0:
+            raise self.error(rpath, "step 0; expected a non-zero step")
+        values = range(*bounds)
+        if len(values) > MAX_OPS:
+            raise self.error(rpath, f"{len(values)} iterations; at most {MAX_OPS}")
+        body = self.require(table, "body", path, "the loop body: a list of ops ([[ops.body]] tables)")
+        saved_env = dict(self.loop_env)
+        try:
+            for v in values:
+                self.names[var] = v
+                self.loop_env[var] = v
+                self.ops(body, buffers, out, block, f"{path}.body")
+        finally:
+            self.names.pop(var, None)
+            self.loop_env = saved_env
+
+    def _expr(self, raw, path):
+        """A loop bound: a number or an ``=expr`` string (never a sweep list)."""
+        if isinstance(raw, list):
+            raise self.error(path, "a loop bound cannot be a list")
+        return self.scalar(raw, path)
+
+    def compute(self, index: int, table: dict, path: str, buffers: dict, block: int) -> ComputeSpec:
+        """``compute = "kernel_math.py:add"``, ``buffers = ["xLocal", "yLocal", "zLocal"]``: the user's function,
+        called with those tensors (read them with ``.numpy()``, write results with ``t[...] = values``)."""
+        self.check_keys(table, COMPUTE_KEYS, path)
+        ref = self.string(table["compute"], f"{path}.compute", "\"file.py:function\"")
+        file, sep, func = ref.rpartition(":")
+        if not sep or not file.endswith(".py") or not func.isidentifier():
+            raise self.error(f"{path}.compute", f"{ref!r}: expected \"file.py:function\" (a Python file next to the "
+                                                "case file and a function in it)")
+        parts = file.replace("\\", "/").split("/")
+        if os.path.isabs(file) or any(p in ("", ".", "..") for p in parts):
+            raise self.error(f"{path}.compute", f"{file!r}: the compute file must be inside the case file's folder "
+                                                "(a relative path without ..)")
+        full = os.path.join(self.base_dir, *parts)
+        if not os.path.isfile(full):
+            raise self.error(f"{path}.compute", f"no such file {full!r} (relative paths start at the case file's "
+                                                "folder)")
+        _check_function(full, func, lambda m: self.error(f"{path}.compute", m))
+        names = table.get("buffers", [])
+        if isinstance(names, str):
+            names = [names]
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise self.error(f"{path}.buffers", f"expected a list of buffer names, got {_show(names)}")
+        for n in names:
+            if n not in buffers:
+                raise self.error(f"{path}.buffers", f"unknown buffer {n!r}{_suggest(n, buffers)}; buffers: "
+                                                    f"{', '.join(buffers)}")
+        note = self.string(table.get("note", ""), f"{path}.note")
+        return ComputeSpec(index, os.path.normpath(full), file, func, tuple(names), note, path,
+                           tuple(self.loop_env.items()), block)
+
+    def op(self, i: int, table: dict, buffers: dict, path: str | None = None, block: int = 0) -> OpSpec:
+        path = path or f"ops[{i}]"
         self.check_keys(table, OP_KEYS, path)
         api = self.string(self.require(table, "api", path, f"an API name: {', '.join(APIS)}"), f"{path}.api")
         api = api.removeprefix("AscendC::")
@@ -555,9 +752,13 @@ class Compiler:
         args, kwargs = self.params(api, spec, params, f"{path}.params", dtype or
                                    (buffers[src.name].dtype if src is not None else None))
         note = self.string(table.get("note", ""), f"{path}.note")
-        return OpSpec(i, api, dst, src, tuple(args), tuple(kwargs), dtype, note)
+        return OpSpec(i, api, dst, src, tuple(args), tuple(kwargs), dtype, note, path, tuple(self.loop_env.items()),
+                      block)
 
     def ref(self, raw, path: str, buffers: dict) -> Ref:
+        if isinstance(raw, str) and raw.startswith("="):
+            raise self.error(path, f"{raw!r}: a buffer reference is not an expression; drop the '=' "
+                                   f"({raw[1:].strip()!r}): the offset inside [...] takes expressions as it is")
         v = self.string(raw, path, "a buffer name, optionally with an element offset: name or name[k]")
         m = _REF.match(v)
         if not m:
@@ -737,6 +938,21 @@ def _human(n: int) -> str:
         if n >= 1 << k:
             return f"{n / (1 << k):.1f} {unit}"
     return f"{n} B"
+
+
+def _check_function(path: str, func: str, error) -> None:
+    """``func`` is a top-level function of the Python file ``path`` (parsed, never run)."""
+    import ast
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read(), path)
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError) as exc:
+        raise error(f"cannot read the compute file {path}: {exc}") from None
+    defs = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if func not in defs:
+        raise error(f"{os.path.basename(path)} defines no function {func!r}{_suggest(func, defs)}; functions: "
+                    f"{', '.join(defs) or 'none'}")
 
 
 def _ctype_text(ctype: str) -> str:
