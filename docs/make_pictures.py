@@ -38,6 +38,15 @@ def examples():
     s = pipe.alloc(fc.TPosition.VECIN, "int32", 32)
     out.append(("slice", fc.DataCopy, s, m, ([fc.SliceInfo(0, 15, 0, 1, 16), fc.SliceInfo(0, 1, 0, 1, 2)],
                                              [fc.SliceInfo(0, 23, 8, 1, 32), fc.SliceInfo(0, 2, 1, 1, 4)], 2), {}))
+
+    l1 = pipe.alloc(fc.TPosition.A1, "half", 3 * 256)
+    a2 = pipe.alloc(fc.TPosition.A2, "half", 2 * 256)
+    out.append(("loaddata", fc.LoadData, a2, l1, (fc.LoadData2DParams(0, 2, 2, 0, 0, True, 0),), {}))
+
+    co1 = pipe.alloc(fc.TPosition.CO1, "float", 32 * 16)
+    gm_c = fc.GlobalTensor(np.zeros(12 * 40, np.float32), defined=False)
+    out.append(("fixpipe", fc.Fixpipe, gm_c, co1, (fc.FixpipeParamsV220(nSize=32, mSize=12, srcStride=16,
+                                                                          dstStride=40),), {}))
     return out
 
 

@@ -12,7 +12,7 @@ import pytest
 import fastcopy as fc
 from fastcopy.cli import main
 from fastcopy.explain import explain
-from fastcopy.explain.trace import COPY, FILL, UNDEFINED, UNTOUCHED
+from fastcopy.explain.trace import COMPUTED, COPY, FILL, UNDEFINED, UNTOUCHED
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -122,6 +122,23 @@ def test_nz2nd_and_slice_and_bias_table_widening():
     assert np.array_equal(ex.trace.origin[:32], np.arange(32)) and (ex.trace.kind[:32] == COPY).all()
 
 
+def test_cube_ops_loaddata_transpose_and_fixpipe_relu_is_computed():
+    pipe = _pipe()
+    l1 = pipe.alloc("A1", "half", 512)
+    a2 = pipe.alloc("A2", "half", 256)
+    ex = explain(fc.LoadData, a2, l1, fc.LoadData2DParams(0, 1, 1, 0, 0, True, 0))
+    assert np.array_equal(ex.trace.origin.reshape(16, 16), np.arange(256).reshape(16, 16).T)
+    co1 = pipe.alloc("CO1", "int32", 512)
+    gm = fc.GlobalTensor(np.zeros(16 * 32, np.int32), defined=False)
+    plain = explain(fc.Fixpipe, gm, co1, fc.FixpipeParamsV220(nSize=32, mSize=16, srcStride=16, dstStride=32))
+    o = plain.trace.origin.reshape(16, 32)
+    assert np.array_equal(o[:, :16], np.arange(256).reshape(16, 16)) and (o[:, 16:] >= 256).all()
+    relu = explain(fc.Fixpipe, gm, co1, fc.FixpipeParamsV220(nSize=32, mSize=16, srcStride=16, dstStride=32,
+                                                            reluEn=True))
+    assert (relu.trace.kind == COMPUTED).all() and relu.counts()["computed"] == 512
+    assert "c" in str(relu).split("dst:")[1]
+
+
 def test_explain_has_no_side_effects_and_raises_the_ops_errors():
     pipe = _pipe()
     g = fc.GlobalTensor(np.arange(64, dtype=np.float16))
@@ -188,7 +205,7 @@ def test_readme_pictures_are_generated_by_the_script(tmp_path):
     finally:
         sys.path.pop(0)
     assert make_pictures.main([str(tmp_path)]) == 0
-    stems = {"datacopy", "datacopypad", "nd2nz", "nz2nd", "slice"}
+    stems = {"datacopy", "datacopypad", "nd2nz", "nz2nd", "slice", "loaddata", "fixpipe"}
     assert {p.stem for p in tmp_path.glob("*.png")} == stems
     for stem in stems:  # the committed text pictures are what the script draws today
         assert (tmp_path / f"{stem}.txt").read_text() == (ROOT / "docs" / "img" / f"{stem}.txt").read_text()

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import layout
-from .trace import COPY, FILL, UNDEFINED, UNTOUCHED, Trace, trace
+from .trace import COMPUTED, COPY, FILL, UNDEFINED, UNTOUCHED, Trace, trace
 
 __all__ = ["explain", "Explanation", "Trace"]
 
@@ -79,7 +79,8 @@ class Explanation:
         k, r = self.trace.kind, self.role
         return {"copied": int((k == COPY).sum()), "padding": int(((r == layout.PAD) & (k != UNTOUCHED)).sum()),
                 "dummy": int(((r == layout.DUMMY) & (k != UNTOUCHED)).sum()),
-                "fill": int((k == FILL).sum()), "undefined": int((k == UNDEFINED).sum()),
+                "fill": int((k == FILL).sum()), "computed": int((k == COMPUTED).sum()),
+                "undefined": int((k == UNDEFINED).sum()),
                 "untouched": int((k == UNTOUCHED).sum())}
 
     def fill_values(self) -> list:

@@ -44,6 +44,8 @@ def grid_cols(api: str, args: tuple, tr) -> tuple[int, int]:
     es_s, es_d = tr.src.dtype.itemsize, tr.dst.dtype.itemsize
     fam = family(api, args)
     p = args[0] if args else None
+    if fam == "Fixpipe":  # L0C holds 16-wide fractal rows; a row-major destination shows its rows
+        return 16, _fit(getattr(p, "dstStride", 0), es_d)
     if fam == "ND2NZ":
         return _fit(p.srcDValue if p.nValue > 1 else p.dValue, es_s), max(32 // es_d, 1)
     if fam == "NZ2ND":

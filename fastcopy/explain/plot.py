@@ -8,7 +8,7 @@ import numpy as np
 
 from ..errors import FastCopyError
 from .layout import DUMMY, PAD, rgb
-from .trace import COPY, FILL, UNDEFINED
+from .trace import COMPUTED, COPY, FILL, UNDEFINED
 
 WHITE = (1.0, 1.0, 1.0)
 UNREAD = (0.93, 0.93, 0.93)
@@ -16,6 +16,7 @@ PAD_C = (0.62, 0.62, 0.62)
 DUMMY_C = (0.80, 0.80, 0.80)
 FILL_C = (0.70, 0.70, 0.70)
 UNDEF_C = (0.12, 0.12, 0.12)
+COMPUTED_C = (0.55, 0.45, 0.70)
 
 
 def _matplotlib():
@@ -56,6 +57,9 @@ def _cells(ex):
         elif kind == UNDEFINED:
             d_img[rr, cc] = UNDEF_C
             d_lab[rr][cc] = "?"
+        elif kind == COMPUTED:
+            d_img[rr, cc] = COMPUTED_C
+            d_lab[rr][cc] = "c"
         elif kind == FILL:
             d_img[rr, cc] = DUMMY_C if role == DUMMY else PAD_C if role == PAD else FILL_C
             d_lab[rr][cc] = "d" if role == DUMMY else "P" if role == PAD else "="
@@ -136,6 +140,8 @@ def figure(ex):
     other = counts["fill"] - ((tr.kind == FILL) & (ex.role != 0)).sum()
     if other:
         handles.append(Patch(color=FILL_C, label=f"= other fill ({other})"))
+    if counts["computed"]:
+        handles.append(Patch(color=COMPUTED_C, label=f"c computed from the source, not a copy ({counts['computed']})"))
     if counts["undefined"]:
         handles.append(Patch(color=UNDEF_C, label=f"? undefined ({counts['undefined']})"))
     handles.append(Patch(facecolor=WHITE, edgecolor="grey", label="untouched / not read"))

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 
 from .layout import DUMMY, PAD, rgb
-from .trace import COPY, FILL, UNDEFINED, UNTOUCHED
+from .trace import COMPUTED, COPY, FILL, UNDEFINED, UNTOUCHED
 
 LEGEND = ("n = source element n (same colour as in the source); P = padding; d = dummy (fill up to 32 bytes); "
-          "= = other fill; ? = undefined; . = untouched / not read")
+          "= = other fill; c = computed from the source (not a copy); ? = undefined; . = untouched / not read")
 
 
 def _ansi(color, text: str) -> str:
@@ -52,11 +52,13 @@ def render(ex, color: bool = False) -> str:
             lab = "d" if role == DUMMY else str(o)
         elif k == UNDEFINED:
             lab = "?"
+        elif k == COMPUTED:
+            lab = "c"
         elif k == FILL:
             lab = "P" if role == PAD else "d" if role == DUMMY else "="
         else:
             lab = "."
-        if k != UNTOUCHED and k != COPY and role == DUMMY:
+        if k in (FILL, UNDEFINED) and role == DUMMY:
             lab = "d" if k != UNDEFINED else "?"
         d_labels.append(lab)
         d_colors.append(colr)

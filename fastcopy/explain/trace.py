@@ -8,7 +8,9 @@ exactly as the emulation does, so a picture can never disagree with it:
 * copied: its value follows the source tags (it is source element ``origin``);
 * fill: the same value whatever the source holds (padding, zero pad, pad register, ``paddingValue``);
 * undefined: the call left it undefined (``defined()`` is False);
-* untouched: it still holds the background of each run.
+* untouched: it still holds the background of each run;
+* computed: its value depends on the source but is not a copy of one element (quantisation, ReLU, a float
+  rewrite); its origin is not drawn.
 
 Tags are bit patterns of the element's width (several runs, one per base-``2**(8*es)`` digit, when the source
 has more elements than one digit can number); the dtype-widening L1 -> BiasTable copy is tagged with small
@@ -25,8 +27,8 @@ import numpy as np
 
 from ..memory import GlobalTensor, TPipe
 
-UNTOUCHED, COPY, FILL, UNDEFINED = 0, 1, 2, 3
-KIND_NAMES = {UNTOUCHED: "untouched", COPY: "copied", FILL: "fill", UNDEFINED: "undefined"}
+UNTOUCHED, COPY, FILL, UNDEFINED, COMPUTED = 0, 1, 2, 3, 4
+KIND_NAMES = {UNTOUCHED: "untouched", COPY: "copied", FILL: "fill", UNDEFINED: "undefined", COMPUTED: "computed"}
 
 _BG = (0x5A, 0x3C)  # background bytes of the two classifying runs (not complements of each other)
 
@@ -195,10 +197,12 @@ def trace(func, dst, src, *args, **kwargs) -> Trace:
     else:
         copied = uc == np.bitwise_xor(u0, ud.type(np.iinfo(ud).max))
     copied &= ~undefined & ~untouched
-    filled = ~(undefined | untouched | copied)
+    filled = ~(undefined | untouched | copied) & (u0 == uc)
+    computed = ~(undefined | untouched | copied | filled)
     kind = np.full(dst.size, UNTOUCHED, np.uint8)
     kind[copied] = COPY
     kind[filled] = FILL
+    kind[computed] = COMPUTED
     kind[undefined] = UNDEFINED
     origin = np.full(dst.size, -1, np.int64)
     tag = decode(v0)[copied]
