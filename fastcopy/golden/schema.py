@@ -80,7 +80,7 @@ class ApiSpec:
 
 APIS: dict[str, ApiSpec] = {
     "DataCopy": ApiSpec(True, (("count",), ("DataCopyParams",), ("Nd2NzParams",), ("Nz2NdParamsFull",),
-                               ("dstSliceInfo", "srcSliceInfo", "dimValue?")),
+                               ("dstSliceInfo", "srcSliceInfo", "dimValue?"), ("Dn2NzParams",)),
                         {"enableSmallC0": "small_c0"}),
     "DataCopyPad": ApiSpec(True, (("DataCopyExtParams", "DataCopyPadExtParams"), ("DataCopyExtParams",),
                                   ("DataCopyExtParams", "Nd2NzParams"), ("DataCopyParams", "DataCopyPadParams"),
@@ -89,6 +89,16 @@ APIS: dict[str, ApiSpec] = {
     "SetPadValue": ApiSpec(False, (("value",),), needs_dtype=True),
     "SetLoopModePara": ApiSpec(False, (("LoopModeParams", "type"),)),
     "ResetLoopModePara": ApiSpec(False, ((), ("type",))),
+    # into the cube (docs/cube-in.md)
+    "LoadData": ApiSpec(True, (("LoadData2DParams",), ("LoadData2DParamsV2",), ("LoadData3DParamsV2",),
+                               ("LoadData3DParamsV2Pro",)), {"IsResetLoad3dConfig": "config"}),
+    "LoadDataWithTranspose": ApiSpec(True, (("LoadData2dTransposeParams",), ("LoadData2dTransposeParamsV2",))),
+    "LoadDataWithStride": ApiSpec(True, (("LoadData3DParamsV2",),), {"IsResetLoad3dConfig": "config"}),
+    "SetFmatrix": ApiSpec(False, (("l1H", "l1W", "padList", "fmatrixMode?"),)),
+    "SetLoadDataPaddingValue": ApiSpec(False, (("value",),), needs_dtype=True),
+    "SetLoadDataBoundary": ApiSpec(False, (("boundaryValue",),)),
+    "SetLoadDataRepeat": ApiSpec(False, (("LoadDataRepeatParam",),)),
+    "SetLoadDataRepeatWithStride": ApiSpec(False, (("LoadDataRepeatParamWithStride",),)),
 }
 
 #: Non-struct parameter keys: key -> (kind, detail). Struct keys are resolved through fastcopy's ParamStructs.
@@ -100,6 +110,11 @@ ARG_KINDS = {
     "type": ("enum", "DataCopyMVType"),
     "value": ("value", None),
     "dstSliceInfo": ("structs", "SliceInfo"),
+    "l1H": ("int", (1, 32767, "pixels (uint16_t)")),
+    "l1W": ("int", (1, 32767, "pixels (uint16_t)")),
+    "padList": ("array", (4, 0, 255, "elements (uint8_t[4]: left, right, top, bottom)")),
+    "fmatrixMode": ("enum", "FmatrixMode"),
+    "boundaryValue": ("int", (0, 2**32 - 1, "bytes (uint32_t)")),
     "srcSliceInfo": ("structs", "SliceInfo"),
 }
 
@@ -361,6 +376,14 @@ class Compiler:
             except ExprError as exc:
                 raise self.error(path, str(exc)) from None
         return raw
+
+    def array(self, raw, path: str, n: int, lo: int, hi: int, what: str) -> tuple:
+        """A C array of ``n`` integers: a list of n numbers (a list of such lists is a sweep)."""
+        if isinstance(raw, list) and raw and all(isinstance(x, list) for x in raw):
+            raw = self.choose(path, raw)
+        if not isinstance(raw, list) or len(raw) != n:
+            raise self.error(path, f"expected a list of {n} integers ({what}), got {_show(raw)}")
+        return tuple(self.integer(x, f"{path}[{j}]", lo, hi, f"an integer in [{lo}, {hi}]") for j, x in enumerate(raw))
 
     def integer(self, raw, path: str, lo: int | None = None, hi: int | None = None, what: str = "an integer"):
         v = self.scalar(raw, path)
@@ -816,6 +839,8 @@ class Compiler:
             if hit is None:
                 raise self.error(path, f"expected a {detail}: {', '.join(members)}, got {_show(v)}")
             return Arg(key, kind, hit, detail)
+        if kind == "array":
+            return Arg(key, kind, self.array(raw, path, *detail))
         if kind == "value":
             finite = dtype is None or not _is_float(as_dtype(dtype))
             return Arg(key, kind, self.number(raw, path, f"a number (the {dtype} value)", finite=finite))
@@ -844,6 +869,9 @@ class Compiler:
             if f.name in seen:
                 raise self.error(f"{path}.{k}", f"field {f.name} given twice (as {seen[f.name]} and {k})")
             seen[f.name] = k
+            if isinstance(f.default, tuple):  # a C array field, e.g. padList = [1, 1, 1, 1]
+                setattr(inst, f.name, self.array(raw_v, f"{path}.{k}", len(f.default), 0, 255, "values"))
+                continue
             v = self.scalar(raw_v, f"{path}.{k}")
             if isinstance(v, (str, dict)) or v is None:
                 ctype = "T" if f.ctype == "T" else _ctype_text(f.ctype)
