@@ -340,7 +340,7 @@ class TPipe:
     def alloc(self, position, dtype, count: int, addr: int | None = None) -> LocalTensor:
         """A LocalTensor of ``count`` elements at the next aligned address (or at byte ``addr``) of the
         physical buffer that ``position`` maps to on this product."""
-        position = TPosition(position)
+        position = _position(position, self.product)
         dt = as_dtype(dtype)
         phys = self.phys_of(position)
         align = ALIGN[phys]
@@ -376,6 +376,20 @@ class TPipe:
 
     def __repr__(self) -> str:
         return f"TPipe(product={self.product.name})"
+
+
+def _position(position, product) -> TPosition:
+    """A TPosition from a member or its name, or an UnsupportedError naming the valid positions."""
+    try:
+        return TPosition(position)
+    except ValueError:
+        import difflib
+
+        names = [p.name for p in POSITIONS[product] if p is not TPosition.GM]
+        close = difflib.get_close_matches(str(position), names, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise UnsupportedError(f"TPipe.alloc: unknown position {position!r}{hint}; local positions on {product}: "
+                               f"{', '.join(names)}") from None
 
 
 def _phys_by_name(name) -> Phys:

@@ -293,3 +293,11 @@ def test_check_reports_failures_and_warnings(tmp_path, capsys):
     p.write_text(json.dumps(d))
     assert main(["check", str(p)]) == 1
     assert "FAILED" in capsys.readouterr().err
+
+
+def test_alloc_with_an_unknown_position_names_the_valid_ones():
+    from fastcopy import TPipe
+    from fastcopy.errors import FastCopyError
+
+    with pytest.raises(FastCopyError, match="unknown position 'VECINN' \\(did you mean 'VECIN'\\?\\); local positions"):
+        TPipe().alloc("VECINN", "half", 16)

@@ -68,10 +68,9 @@ def main_verify(args) -> int:
     if g.dtype is None:
         return trouble("give --dtype (no manifest.json of a fastcopy golden folder describes the golden file)")
     shape = shape or g.shape
-    tol = g.tolerance
-    rtol = args.rtol if args.rtol is not None else tol.get("rtol")
-    atol = args.atol if args.atol is not None else tol.get("atol")
-    rule = args.compare or tol.get("compare")
+    from ..testing import tolerances
+
+    rtol, atol, rule = tolerances(g.tolerance, args.rtol, args.atol, args.compare)
     try:
         actual = np.fromfile(args.output, np.uint8)
     except OSError as exc:
