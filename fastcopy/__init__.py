@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 
 from . import apidoc as _apidoc
 from . import api as _api
-from .api import DataCopy, register_datacopy
+from .api import DataCopy, DataCopyPad, ResetLoopModePara, SetLoopModePara, SetPadValue, from_nz, to_nz
 from .cube.fixpipe import DataCopyCO12, Fixpipe
 from .cube.mmad import Mmad
 from .cube.outparams import (CFG_COLUMN_MAJOR, CFG_NZ, CFG_ROW_MAJOR, CO2Layout, DataCopyCO12DstParams, FixpipeConfig,
@@ -25,14 +25,10 @@ from .dtypes import as_dtype
 from .errors import (AlignmentError, CapacityError, FastCopyError, FastCopyWarning, OutOfBoundsError, ParamError,
                      ParamTypeError, RangeError, UnsupportedError)
 from .explain import explain
-from .formats import from_nz, nd2nz_params, nz2nd_params, to_nz
+from .formats import nd2nz_params, nz2nd_params
 from .memory import GlobalTensor, LocalTensor, TPipe, current_pipe
-from .cube import dn2nz as _dn2nz
-from .ops import datacopy as _datacopy
-from .ops import nz as _nz
-from .ops import slice as _slice
-from .ops.loopmode import DataCopyMVType, ResetLoopModePara, SetLoopModePara
-from .ops.pad import DataCopyPad, PaddingMode, SetPadValue
+from .ops.loopmode import DataCopyMVType
+from .ops.pad import PaddingMode
 from .params import (DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams, Field,
                      LoopModeParams, Nd2NzParams, Nz2NdParamsFull, ParamStruct, SliceInfo)
 from .products import Phys, Product, TPosition
@@ -46,15 +42,8 @@ from .cube.params import (Dn2NzParams, LoadData2dParams, LoadData2DParams, LoadD
                           LoadData3DParamsV2Pro, LoadDataRepeatParam, LoadDataRepeatParamWithStride)
 from .slicing import slice_infos
 
-register_datacopy("count", _datacopy.plan_data_copy)
-register_datacopy(DataCopyParams, _datacopy.plan_data_copy)
-register_datacopy(Nd2NzParams, _nz.plan_nd2nz)
-register_datacopy(Nz2NdParamsFull, _nz.plan_nz2nd)
-register_datacopy("slice", _slice.plan_slice)
-register_datacopy(DataCopyCO12DstParams, DataCopyCO12, direct=True)
-register_datacopy(Dn2NzParams, _dn2nz.plan_dn2nz)
 _apidoc.complete(DataCopy, "DataCopy", "DataCopy(Nd2NzParams)", "DataCopy(Nz2NdParamsFull)", "DataCopy(SliceInfo)",
-                 extra=_apidoc.datacopy_rules(), planners=(*_api._DATACOPY_PLANNERS, *_api._DATACOPY_DIRECT))
+                 extra=_apidoc.datacopy_rules(), planners=_api.DATACOPY_FORMS)
 _apidoc.complete(DataCopyPad, "DataCopyPad", extra=_apidoc.pad_rules())
 
 __all__ = [
@@ -77,7 +66,7 @@ __all__ = [
     "img2col", "to_zz", "from_zz", "to_zn", "from_zn", "to_fractal", "from_fractal", "fractal_shape",
     # fastcopy
     "Product", "Phys", "to_nz", "from_nz", "nd2nz_params", "nz2nd_params", "slice_infos", "as_dtype",
-    "current_pipe", "register_datacopy", "explain", "ParamStruct", "Field",
+    "current_pipe", "explain", "ParamStruct", "Field",
     "FastCopyError", "FastCopyWarning", "ParamError", "ParamTypeError", "RangeError", "AlignmentError",
     "UnsupportedError", "OutOfBoundsError", "CapacityError",
 ]

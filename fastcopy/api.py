@@ -1,37 +1,35 @@
-"""The public Ascend C entry points. ``DataCopy`` dispatches on its third argument to the op's planner,
-then executes the plan; every other op module registers itself here."""
+"""Every public Ascend C entry point, and where each call starts.
+
+An entry point picks its planner with a literal dispatch, gets an immutable plan (validated, spans checked; the
+planners in :mod:`fastcopy.ops` never write memory), and hands it to :func:`fastcopy.dma.run.execute`, the only
+code that writes memory. Per-core state (the pad register, loop mode) is written here, after a call succeeded.
+See docs/architecture.md.
+"""
 
 from __future__ import annotations
 
 import numbers
 
-from .errors import FastCopyError
-from .execute import execute
+from .dma.run import execute
+from .errors import FastCopyError, UnsupportedError
+from .formats import from_nz_call, to_nz_call
+from .memory import current_pipe
+from .cube import dn2nz as _dn2nz
+from .cube import fixpipe as _fixpipe
+from .cube.outparams import DataCopyCO12DstParams
+from .cube.params import Dn2NzParams
+from .ops import datacopy as _datacopy
+from .ops import loopmode as _loopmode
+from .ops import nz as _nz
+from .ops import pad as _pad
+from .ops import pad_tscm as _pad_tscm
+from .ops import slice as _slice
+from .ops.common import core_of
+from .ops.loopmode import DataCopyMVType
+from .ops.pad import PaddingMode
+from .params import DataCopyParams, Nd2NzParams, Nz2NdParamsFull
 
-#: params type -> planner(dst, src, arg, *rest, **kwargs) -> Plan
-_DATACOPY_PLANNERS: dict = {}
-
-
-_DATACOPY_DIRECT: dict = {}
-
-
-def register_datacopy(kind, planner, direct: bool = False) -> None:
-    """Register the planner of a ``DataCopy`` form: ``kind`` is a params class, ``"count"`` or ``"slice"``.
-    ``direct``: ``planner`` is the whole operation (validates and writes itself; compute forms out of L0C)."""
-    if direct:
-        _DATACOPY_DIRECT[kind] = planner
-        return
-    _DATACOPY_PLANNERS[kind] = planner
-    if kind == "count":
-        _DATACOPY_PLANNERS[int] = planner  # the common case, found without the ABC check
-
-
-def _kind_of(arg):
-    if isinstance(arg, numbers.Integral) and not isinstance(arg, bool):
-        return "count"
-    if isinstance(arg, (list, tuple)):
-        return "slice"
-    return type(arg)
+_FORMS = "count, DataCopyParams, Nd2NzParams, Nz2NdParamsFull, slice, Dn2NzParams, DataCopyCO12DstParams"
 
 
 def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
@@ -73,12 +71,135 @@ def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
     :func:`SetLoopModePara` (Atlas 350). Full description: docs/semantics.md (cube forms: docs/cube-in.md,
     docs/cube-out.md).
     """
-    direct = _DATACOPY_DIRECT.get(type(arg))
-    if direct is not None:
-        return direct(dst, src, arg, *rest, **kwargs)
-    planner = _DATACOPY_PLANNERS.get(type(arg)) or _DATACOPY_PLANNERS.get(_kind_of(arg))
-    if planner is None:
-        forms = ", ".join(k if isinstance(k, str) else k.__name__ for k in _DATACOPY_PLANNERS)
-        raise FastCopyError(f"DataCopy: no form takes a {type(arg).__name__} as third argument; forms: {forms}")
-    plan = planner(dst, src, arg, *rest, **kwargs)
+    kind = type(arg)
+    if kind is int or kind is DataCopyParams or (isinstance(arg, numbers.Integral) and kind is not bool):
+        plan = _datacopy.plan_data_copy(dst, src, arg, *rest, **kwargs)
+    elif kind is Nd2NzParams:
+        plan = _nz.plan_nd2nz(dst, src, arg, *rest, **kwargs)
+    elif kind is Nz2NdParamsFull:
+        plan = _nz.plan_nz2nd(dst, src, arg, *rest, **kwargs)
+    elif isinstance(arg, (list, tuple)):
+        plan = _slice.plan_slice(dst, src, arg, *rest, **kwargs)
+    elif kind is Dn2NzParams:
+        plan = _dn2nz.plan_dn2nz(dst, src, arg, *rest, **kwargs)
+    elif kind is DataCopyCO12DstParams:  # L0C -> GM/L1 with conversion: a compute op, validates and writes itself
+        return _fixpipe.DataCopyCO12(dst, src, arg, *rest, **kwargs)
+    else:
+        raise FastCopyError(f"DataCopy: no form takes a {kind.__name__} as third argument; forms: {_FORMS}")
     execute(plan, dst, src)
+
+
+def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=None):  # noqa: N802, N803
+    """``AscendC::DataCopyPad``: copies of rows whose length is any whole number of elements, destination first.
+
+    ``DataCopyPad(local, gm, copyParams, padParams, mode=PaddingMode.Normal)``  (GM -> UB, or L1 on Atlas 350)
+        ``blockCount`` bursts of ``blockLen`` bytes; source burst i starts ``i*(blockLen + srcStride)`` bytes
+        into GM. Each burst lands in a 32-byte-aligned row of ``P = AU(left + blockLen + right, 32)`` bytes:
+        ``leftPadding`` fill elements, the data, ``rightPadding`` fill elements, then dummy fill up to the next
+        32 bytes; rows are ``P + dstStride*32`` bytes apart. The fill is ``paddingValue`` when ``isPad``
+        (which also sets the core's pad register), else the pad register (:func:`SetPadValue`), else, where the
+        documented table says so, the burst's first element; fills with no documented value are undefined
+        (poison, ``defined()`` False, with a FastCopyWarning). ``mode=PaddingMode.Compact`` (Atlas 350) packs
+        the bursts back to back and pads only the tail to 32 bytes.
+    ``DataCopyPad(gm, local, copyParams, mode=PaddingMode.Normal)``  (UB -> GM)
+        Burst i is read from ``i*(AU(blockLen, 32) + srcStride*32)`` bytes into UB and written to
+        ``i*(blockLen + dstStride)`` bytes into GM; the dummy bytes after each UB row never reach GM.
+    ``DataCopyPad(l1, ub, copyParams, nd2nzParams, workspace=None)``  (UB -> TSCM)
+        The UB -> GM copy above into a GM workspace, then ND2NZ (:func:`DataCopy` with Nd2NzParams,
+        ``ndNum = 1``) from the workspace into L1. Returns the workspace GlobalTensor (``workspace=`` to pass
+        your own).
+
+    ``copyParams``: :class:`DataCopyExtParams` (32-bit fields) or the legacy :class:`DataCopyParams` (16-bit;
+    ``blockLen`` in bytes). ``padParams``: :class:`DataCopyPadExtParams` with the first, :class:`DataCopyPadParams`
+    with the second. GM-side strides are in bytes, UB/L1-side strides in 32-byte blocks. ``blockLen`` must be a
+    multiple of sizeof(T); each padding at most 32 bytes; 8-byte types pad with 0 only. ``mode`` may also be
+    passed positionally; ``PaddingMode.Normal`` is accepted on every product. Fill tables per product:
+    docs/semantics.md ("DataCopyPad").
+    """
+    api = _pad.API
+    pad, nd, mode = _pad.parse_extra(args, mode)
+    pipe = core_of(api, dst, src)
+    if nd is not None or (not dst.is_global and not src.is_global):
+        if pad is not None:
+            raise UnsupportedError(f"{api}: the local -> local (UB -> TSCM) form takes Nd2NzParams, not "
+                                   f"{type(pad).__name__}")
+        plans, ws = _pad_tscm.plan_pad_tscm(dst, src, copyParams, nd, mode, workspace)
+        for plan, (d, s) in zip(plans, ((ws, src), (ws, src), (dst, ws))):  # src: the core (poison byte)
+            execute(plan, d, s)
+        pipe.state["pad_workspace"] = ws
+        return ws
+    if workspace is not None:
+        raise UnsupportedError(f"{api}: workspace= belongs to the UB -> TSCM form (with Nd2NzParams)")
+    if dst.is_global:
+        if pad is not None:
+            raise UnsupportedError(f"{api}: the local -> GM form takes no {type(pad).__name__} (padding exists "
+                                   "only on the way in)")
+        execute(_pad.plan_pad_out(dst, src, copyParams, mode), dst, src)
+        return None
+    if pad is None:
+        raise UnsupportedError(f"{api}: the GM -> local form needs padParams (DataCopyPadExtParams or "
+                               "DataCopyPadParams), as in DataCopyPad(dst, src, copyParams, padParams)")
+    plan, padreg_after = _pad.plan_pad_in(dst, src, copyParams, pad, mode)
+    execute(plan, dst, src)
+    if padreg_after is not None:
+        pipe.state[_pad.PADREG] = padreg_after
+    return None
+
+
+def SetPadValue(value, pipe=None, dtype=None) -> None:  # noqa: N802
+    """``SetPadValue<T>(value)``: set the pad register of a core (default: the current core), semantics.md §4.3.
+
+    A numpy scalar (or ``dtype=``) fixes ``T``: the register keeps that exact bit pattern and width (§11.12). A
+    plain Python number is kept as a number and converted, exactly, to the element type of each copy that reads
+    the register (an error there if that type cannot hold it)."""
+    pipe = pipe or current_pipe()
+    pipe.state[_pad.PADREG] = _pad.pad_register(value, pipe.product, dtype)
+
+
+def SetLoopModePara(params, type: DataCopyMVType, pipe=None) -> None:  # noqa: N802, A002
+    """Set loop mode for one direction on a core (default: the current core). Atlas 350 only."""
+    pipe = pipe or current_pipe()
+    mv, key = _loopmode.check_loop_mode(params, type, pipe.product)
+    pipe.state["loop_mode"] = {**pipe.state.get("loop_mode", {}), mv: key}
+
+
+def ResetLoopModePara(type: DataCopyMVType | None = None, pipe=None) -> None:  # noqa: N802, A002
+    """Back to single moves, for one direction or (``type=None``) both."""
+    pipe = pipe or current_pipe()
+    modes = dict(pipe.state.get("loop_mode", {}))
+    if type is None:
+        modes.clear()
+    else:
+        modes.pop(DataCopyMVType(type), None)
+    pipe.state["loop_mode"] = modes
+
+
+def to_nz(array, c0=None, out=None):
+    """FRACTAL_NZ of a ``(..., rows, cols)`` array of any dtype: shape ``(..., ceil(cols/C0), ceil(rows/16), 16,
+    C0)``, ``nz[..., c // C0, r // 16, r % 16, c % C0] = a[..., r, c]``, pads 0. ``C0 = 32 // itemsize`` unless
+    ``c0=`` is given. ``out=``: a C-contiguous array of that shape and dtype to write into. Exactly inverted by
+    :func:`from_nz`.
+
+    This is the layout of ND2NZ with ``dstNzNStride = 1, dstNzC0Stride = AU(rows, 16)`` (:func:`nd2nz_params`).
+    The hardware NZ2ND reads 16-element fractal columns for every dtype (semantics.md §6.1), so for 4-byte types it
+    is not the inverse of ND2NZ: the NZ2ND source of a float matrix is ``to_nz(a, c0=16)``, not ``to_nz(a)``.
+    """
+    out, plan, dst, src = to_nz_call(array, c0, out)
+    if plan is not None:
+        execute(plan, dst, src)
+    return out
+
+
+def from_nz(array, shape, c0=None, out=None):
+    """The ``(..., rows, cols)`` array of ``shape`` back from its FRACTAL_NZ form (any array holding exactly
+    ``prod(nz_shape(shape, dtype, c0))`` elements, e.g. the result of :func:`to_nz` with the same ``c0``).
+    Pads are not read. Inverse of :func:`to_nz` for every dtype, shape and ``c0``. ``out=``: a C-contiguous
+    array of ``shape`` and the dtype to write into.
+
+    Hardware NZ2ND (``DataCopy(gm, ub, Nz2NdParamsFull)``) reads 16-element fractal columns for every dtype,
+    so for 4-byte types it is ``from_nz(nz, shape, c0=16)``, not the inverse of the default ND2NZ layout.
+    """
+    out, plan, dst, src = from_nz_call(array, shape, c0, out)
+    if plan is not None:
+        execute(plan, dst, src)
+    return out

@@ -19,10 +19,10 @@ import numpy as np
 
 from .dtypes import as_dtype
 from .errors import ParamError, UnsupportedError
-from .execute import execute
 from .memory import Memory, TensorSig
 from .params import Nd2NzParams, Nz2NdParamsFull
-from .plan import Fill, Move, make_plan
+from .dma.lower import make_plan
+from .dma.steps import Fill, Move
 from .products import Phys, TPosition
 
 BLK = 32
@@ -92,37 +92,22 @@ def _raw(a: np.ndarray) -> _Raw:
     return _Raw(mem, TensorSig(TPosition.GM, Phys.GM, _U8, data.size, 0, mem.addr0 % 64))
 
 
-def to_nz(array, c0=None, out=None) -> np.ndarray:
-    """FRACTAL_NZ of a ``(..., rows, cols)`` array of any dtype: shape ``(..., ceil(cols/C0), ceil(rows/16), 16,
-    C0)``, ``nz[..., c // C0, r // 16, r % 16, c % C0] = a[..., r, c]``, pads 0. ``C0 = 32 // itemsize`` unless
-    ``c0=`` is given. ``out=``: a C-contiguous array of that shape and dtype to write into. Exactly inverted by
-    :func:`from_nz`.
-
-    This is the layout of ND2NZ with ``dstNzNStride = 1, dstNzC0Stride = AU(rows, 16)`` (:func:`nd2nz_params`).
-    The hardware NZ2ND reads 16-element fractal columns for every dtype (semantics.md §6.1), so for 4-byte types it
-    is not the inverse of ND2NZ: the NZ2ND source of a float matrix is ``to_nz(a, c0=16)``, not ``to_nz(a)``.
-    """
+def to_nz_call(array, c0=None, out=None) -> tuple:
+    """Check a :func:`fastcopy.api.to_nz` call: ``(out, plan, dst, src)``, ``plan`` None when nothing moves."""
     a = np.asarray(array)
     dt = _dtype(a.dtype, "to_nz")
     c0 = _c0(c0, dt, "to_nz")
     batch, rows, cols = _split(a.shape, "to_nz")
     a = np.ascontiguousarray(a)
     out = _out(out, nz_shape(a.shape, dt, c0), dt, "to_nz", a)
-    if out.size:
-        src, dst = _raw(a), _raw(out)
-        execute(_to_nz_plan(batch, rows, cols, dt.itemsize, c0, src._sig, dst._sig), dst, src)
-    return out
+    if not out.size:
+        return out, None, None, None
+    src, dst = _raw(a), _raw(out)
+    return out, _to_nz_plan(batch, rows, cols, dt.itemsize, c0, src._sig, dst._sig), dst, src
 
 
-def from_nz(array, shape, c0=None, out=None) -> np.ndarray:
-    """The ``(..., rows, cols)`` array of ``shape`` back from its FRACTAL_NZ form (any array holding exactly
-    ``prod(nz_shape(shape, dtype, c0))`` elements, e.g. the result of :func:`to_nz` with the same ``c0``).
-    Pads are not read. Inverse of :func:`to_nz` for every dtype, shape and ``c0``. ``out=``: a C-contiguous
-    array of ``shape`` and the dtype to write into.
-
-    Hardware NZ2ND (``DataCopy(gm, ub, Nz2NdParamsFull)``) reads 16-element fractal columns for every dtype,
-    so for 4-byte types it is ``from_nz(nz, shape, c0=16)``, not the inverse of the default ND2NZ layout.
-    """
+def from_nz_call(array, shape, c0=None, out=None) -> tuple:
+    """Check a :func:`fastcopy.api.from_nz` call: ``(out, plan, dst, src)``, ``plan`` None when nothing moves."""
     a = np.asarray(array)
     dt = _dtype(a.dtype, "from_nz")
     c0 = _c0(c0, dt, "from_nz")
@@ -142,10 +127,10 @@ def from_nz(array, shape, c0=None, out=None) -> np.ndarray:
                          f"({math.prod(want)} elements); got an array of shape {a.shape} ({a.size} elements)")
     a = np.ascontiguousarray(a)
     out = _out(out, shape, dt, "from_nz", a)
-    if out.size:
-        src, dst = _raw(a), _raw(out)
-        execute(_from_nz_plan(batch, rows, cols, dt.itemsize, c0, src._sig, dst._sig), dst, src)
-    return out
+    if not out.size:
+        return out, None, None, None
+    src, dst = _raw(a), _raw(out)
+    return out, _from_nz_plan(batch, rows, cols, dt.itemsize, c0, src._sig, dst._sig), dst, src
 
 
 @lru_cache(maxsize=256)

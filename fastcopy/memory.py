@@ -362,6 +362,10 @@ class TPipe:
         self._next[phys] = max(self._next.get(phys, 0), addr + nbytes)
         return LocalTensor(self, position, self.buffer(phys), addr, dt, int(count))
 
+    def allocated(self, phys: Phys) -> int:
+        """End (byte address) of the highest allocation made so far in buffer ``phys`` (0 if none)."""
+        return self._next.get(phys, 0)
+
     def reset(self) -> None:
         """Free every allocation (contents stay as they are)."""
         self._next.clear()

@@ -63,7 +63,7 @@ def test_demo_falls_back_to_basic_datacopy_without_nd2nz(tmp_path, capsys, monke
     def not_there(*args, **kwargs):
         raise NotImplementedError("DataCopy(Nd2NzParams) is not implemented yet")
 
-    monkeypatch.setitem(fastcopy.api._DATACOPY_PLANNERS, fastcopy.Nd2NzParams, not_there)
+    monkeypatch.setattr(fastcopy.ops.nz, "plan_nd2nz", not_there)
     assert main(["demo", "-o", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "basic DataCopy" in out and "ND2NZ is not available" in out

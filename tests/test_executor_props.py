@@ -28,12 +28,14 @@ from hypothesis import strategies as st
 
 from fastcopy import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams, DataCopyParams, FastCopyError,
                       TPipe)
-from fastcopy import plan as P
+from fastcopy import config as C
+from fastcopy.dma import steps as P
 from fastcopy.errors import FastCopyWarning, OutOfBoundsError
-from fastcopy.execute import execute
+from fastcopy.dma.run import execute
 from fastcopy.kernels import fill_strided
 from fastcopy.memory import GlobalTensor, _Tensor
-from fastcopy.plan import Fill, Move, make_plan
+from fastcopy.dma.lower import make_plan
+from fastcopy.dma.steps import Fill, Move
 from fastcopy.products import TPosition
 from fastcopy.reference import datacopy as ref_dc
 from fastcopy.reference import pad as ref_pad
@@ -170,18 +172,18 @@ def assert_same(mem, model, what=""):
 
 @contextlib.contextmanager
 def thresholds(parallel=None, tile=None, tile_stride=None):
-    """Lower the plan module's thresholds (threads, burst splitting, tiling) for one example."""
-    saved = P.PARALLEL_BYTES, P.TILE, P.TILE_STRIDE
+    """Lower the lowering thresholds (threads, burst splitting, tiling) of fastcopy.config for one example."""
+    saved = C.PARALLEL_BYTES, C.TILE, C.TILE_STRIDE
     try:
         if parallel is not None:
-            P.PARALLEL_BYTES = parallel
+            C.PARALLEL_BYTES = parallel
         if tile is not None:
-            P.TILE = tile
+            C.TILE = tile
         if tile_stride is not None:
-            P.TILE_STRIDE = tile_stride
+            C.TILE_STRIDE = tile_stride
         yield
     finally:
-        P.PARALLEL_BYTES, P.TILE, P.TILE_STRIDE = saved
+        C.PARALLEL_BYTES, C.TILE, C.TILE_STRIDE = saved
 
 
 # ------------------------------------------------------------------------------------------- strategies
@@ -670,26 +672,29 @@ def test_megabyte_plans_real_thresholds(case, plane, dst_plane):
 
 @settings(max_examples=200, **SETTINGS)
 @given(data=st.data())
-def test_writes_may_overlap_is_sound(data):
-    """Planners pick the exact path with writes_may_overlap: it must never miss a byte written twice (a miss
-    would run overlapping writes on the threaded kernels, last write wins instead of poison)."""
+def test_writes_overlap_is_exact(data):
+    """Planners pick the exact path with writes_overlap: it must never miss a byte written twice (a miss would
+    run overlapping writes on the threaded kernels, last write wins instead of poison), and below the
+    enumeration limit it answers exactly (no needless slow path)."""
     grain, steps = data.draw(steps_strategy(overlap=data.draw(st.booleans())))
-    if model_overlaps(steps):
-        assert P.writes_may_overlap(steps)
-        for s in steps:
-            col = 2 if isinstance(s, Move) else 1
-            if len(steps) == 1 and len(s.dst_offs) == 1:
-                assert not P.injective(s.burst, s.loops, col)
+    overlaps = model_overlaps(steps)
+    assert P.writes_overlap(steps) == overlaps
+    for s in steps:
+        if overlaps and len(steps) == 1 and len(s.dst_offs) == 1:
+            assert not P.injective(s.burst, P.dst_loops(s))
     limit = data.draw(st.sampled_from([1 << 16, 0, 10]))
-    if model_overlaps(steps):
-        assert P.writes_may_overlap(steps, limit)
+    saved = C.OVERLAP_ENUM_BURSTS
+    C.OVERLAP_ENUM_BURSTS = limit
+    try:
+        if overlaps:
+            assert P.writes_overlap(steps)
+    finally:
+        C.OVERLAP_ENUM_BURSTS = saved
 
 
 def test_fill_pattern_on_bytes_no_wide_view_reaches_runs_exactly():
     """A 2-byte pattern at an odd host address (no uint16 view fits) takes the exact path, per burst."""
     from fastcopy import GlobalTensor
-    from fastcopy.execute import execute
-    from fastcopy.plan import Fill, make_plan
 
     buf = np.zeros(64, np.uint8)
     g = GlobalTensor(buf[1:33])

@@ -11,7 +11,7 @@ import threading
 import numpy as np
 
 from fastcopy import DataCopy, DataCopyParams, GlobalTensor, TPipe, TPosition
-from fastcopy.plan import PARALLEL_BYTES
+from fastcopy.config import PARALLEL_BYTES
 
 
 def _job(seed: int, results: dict, errors: list) -> None:

@@ -8,10 +8,11 @@ import numpy as np
 
 
 def warmup(verbose: bool = False) -> int:
+    from ..dma import abi
     from ..kernels import all_set, copy_strided, fill_strided
 
     t0 = time.perf_counter()
-    meta = np.array([1, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0], np.int64)
+    meta = abi.contiguous(1)
     for t in (np.uint8, np.uint16, np.uint32, np.uint64):
         a = np.zeros(8, t)
         copy_strided(a, 0, a, 0, meta)

@@ -18,8 +18,9 @@ from functools import lru_cache
 
 from ..errors import RangeError, UnsupportedError
 from ..ops.common import Call, check_range, core_of
-from ..ops.nz import dst_matrix_pitch, may_overlap
-from ..plan import Fill, Move, make_plan
+from ..ops.nz import dst_matrix_pitch
+from ..dma.lower import make_plan
+from ..dma.steps import Fill, Move, lattice_overlaps
 from ..products import DN2NZ_PATHS
 from .common import check_call, overlap_warning
 from .params import Dn2NzParams
@@ -79,7 +80,7 @@ def _plan(pkey, src, dst, product, small_c0):
         tail = -(-n * row // BLK) * BLK
         if tail > n * row:
             steps.append(Fill((n * row,), tail - n * row, _live(((nd, pitch),)), zero))
-        overlap = may_overlap(tail, ((nd, pitch),))
+        overlap = lattice_overlaps(tail, ((nd, pitch),))
     else:
         c0 = BLK // es
         nfull, rem = divmod(d, c0)
@@ -91,7 +92,7 @@ def _plan(pkey, src, dst, product, small_c0):
         if rem:
             steps.append(Move((nfull * c0 * sd,), (nfull * cs,), es, _live(outer + ((rem, sd, es),))))
             steps.append(Fill((nfull * cs + rem * es,), (c0 - rem) * es, _live(((nd, pitch), (n, ns))), zero))
-        overlap = may_overlap(BLK, ((nd, pitch), (n, ns), (nfull + (rem > 0), cs)))
+        overlap = lattice_overlaps(BLK, ((nd, pitch), (n, ns), (nfull + (rem > 0), cs)))
     if overlap:
         warns.append(overlap_warning(API, call))
     return make_plan(API, steps, src, dst, warns, exact=overlap)

@@ -15,8 +15,8 @@ from functools import lru_cache
 import numpy as np
 
 from ..errors import ParamError
-from ..execute import execute
-from ..plan import make_plan
+from ..dma.run import execute
+from ..dma.lower import make_plan
 from . import fractal
 from .steps import element_steps
 

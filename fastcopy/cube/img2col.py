@@ -23,9 +23,9 @@ import numpy as np
 
 from ..dtypes import ascend_name
 from ..errors import CapacityError, OutOfBoundsError, ParamError, RangeError, UnsupportedError
-from ..execute import execute
+from ..dma.run import execute
 from ..ops.common import Call, check_range, core_of
-from ..plan import make_plan
+from ..dma.lower import make_plan
 from ..products import LOAD3D_PATHS, LOAD3D_STRIDE_PATHS, Phys, Product
 from . import fractal
 from .common import check_call, overlap_warning

@@ -25,9 +25,10 @@ import numpy as np
 
 from ..dtypes import ascend_name
 from ..errors import RangeError, UnsupportedError
-from ..execute import execute
+from ..dma.run import execute
 from ..ops.common import Call, check_range, core_of
-from ..plan import Move, make_plan
+from ..dma.lower import make_plan
+from ..dma.steps import Move
 from ..products import (LOAD2D_ADDR_MODE, LOAD2D_PATHS, LOAD2D_TRANSPOSE_PATHS, LOAD2D_TRANSPOSE_V2_PATHS,
                         LOAD2DV2_PATHS, Phys, Product)
 from . import fractal

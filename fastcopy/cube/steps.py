@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..plan import Fill, Move
+from ..dma.steps import Fill, Move
 
 
 def _runs(d: np.ndarray, s: np.ndarray | None, es: int):

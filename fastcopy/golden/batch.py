@@ -62,7 +62,7 @@ _WORKER: dict = {}
 
 
 def _worker_init(cases, case_dirs, strict, resume) -> None:
-    # (a forked worker's kernel thread pool is reset by fastcopy.execute's at-fork hook)
+    # (a forked worker's kernel thread pool is reset by fastcopy.dma.run's at-fork hook)
     import signal
 
     # Ctrl-C is the parent's to handle (one line, a summary); the parent stops workers with SIGTERM, which

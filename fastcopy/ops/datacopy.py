@@ -12,7 +12,8 @@ from functools import lru_cache
 from ..dtypes import ASCEND_DTYPES, ascend_name
 from ..errors import RangeError, UnsupportedError
 from ..params import DataCopyParams
-from ..plan import Convert, Move, make_plan, writes_may_overlap
+from ..dma.lower import make_plan
+from ..dma.steps import Convert, Move, writes_overlap
 from ..products import DATACOPY_CONVERT, DATACOPY_PATHS, ZERO_IS_NOOP, Phys, Product
 from .loopmode import loop_mode, with_loop_mode
 from .common import Call, check_alignment, check_path, check_range, core_of
@@ -126,4 +127,4 @@ def _build(call: Call, block_count, block_len, src_gap, dst_gap, warns, loop=Non
     else:
         step = Move((0,), (0,), burst, ((block_count, burst + src_gap * gs, burst + dst_gap * gd),))
     steps = with_loop_mode((step,), loop)
-    return make_plan(call.api, steps, call.src, call.dst, warns, exact=writes_may_overlap(steps))
+    return make_plan(call.api, steps, call.src, call.dst, warns, exact=writes_overlap(steps))

@@ -15,9 +15,8 @@ from __future__ import annotations
 import enum
 
 from ..errors import RangeError, UnsupportedError
-from ..memory import current_pipe
 from ..params import LoopModeParams
-from ..plan import Fill, Move
+from ..dma.steps import Fill, Move
 from ..products import Phys, Product
 
 API = "SetLoopModePara"
@@ -33,38 +32,27 @@ class DataCopyMVType(enum.Enum):
 _DIRECTION = {(Phys.GM, Phys.UB): DataCopyMVType.OUT_TO_UB, (Phys.UB, Phys.GM): DataCopyMVType.UB_TO_OUT}
 
 
-def SetLoopModePara(params: LoopModeParams, type: DataCopyMVType, pipe=None) -> None:  # noqa: N802, A002
-    """Set loop mode for one direction on a core (default: the current core). Atlas 350 only."""
-    pipe = pipe or current_pipe()
-    if pipe.product is not Product.ATLAS_350:
-        raise UnsupportedError(f"{API}: loop mode exists only on Atlas 350, not on {pipe.product}")
+def check_loop_mode(params: LoopModeParams, mv_type, product) -> tuple:
+    """Validate ``SetLoopModePara(params, type)`` on ``product``: ``(DataCopyMVType, loop key)``."""
+    if product is not Product.ATLAS_350:
+        raise UnsupportedError(f"{API}: loop mode exists only on Atlas 350, not on {product}")
     if not isinstance(params, LoopModeParams):
         raise UnsupportedError(f"{API}: takes LoopModeParams, got {type(params).__name__}")
-    mv = DataCopyMVType(type)
+    mv = DataCopyMVType(mv_type)
     p = params.as_dict()
     for f in ("loop1Size", "loop2Size"):
         if not 1 <= p[f] < 2**21:
-            raise RangeError(f"{API}: {f}={p[f]} is outside [1, {2**21 - 1}] repetitions on {pipe.product}")
+            raise RangeError(f"{API}: {f}={p[f]} is outside [1, {2**21 - 1}] repetitions on {product}")
     local = "Dst" if mv is DataCopyMVType.OUT_TO_UB else "Src"
     for f in ("loop1SrcStride", "loop1DstStride", "loop2SrcStride", "loop2DstStride"):
         v = p[f]
         if local in f:
             if v >= 2**21 or v % 32:
                 raise RangeError(f"{API}: {f}={v} is a UB-side stride: a multiple of 32 in [0, {2**21 - 32}] "
-                                 f"bytes on {pipe.product}")
+                                 f"bytes on {product}")
         elif v >= 2**40:
-            raise RangeError(f"{API}: {f}={v} is outside [0, {2**40 - 1}] bytes (GM side) on {pipe.product}")
-    pipe.state.setdefault("loop_mode", {})[mv] = params.key()
-
-
-def ResetLoopModePara(type: DataCopyMVType | None = None, pipe=None) -> None:  # noqa: N802, A002
-    """Back to single moves, for one direction or (``type=None``) both."""
-    pipe = pipe or current_pipe()
-    modes = pipe.state.get("loop_mode", {})
-    if type is None:
-        modes.clear()
-    else:
-        modes.pop(DataCopyMVType(type), None)
+            raise RangeError(f"{API}: {f}={v} is outside [0, {2**40 - 1}] bytes (GM side) on {product}")
+    return mv, params.key()
 
 
 def loop_mode(pipe, src_phys: Phys, dst_phys: Phys):

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import numpy as np
 
 from ..dtypes import ascend_name
 from ..errors import CapacityError, RangeError, UnsupportedError
 from ..params import Nd2NzParams, Nz2NdParamsFull
-from ..plan import MAX_LOOPS, Fill, Move, injective, make_plan
+from ..dma.abi import MAX_LOOPS
+from ..dma.lower import Effect, make_plan
+from ..dma.steps import Fill, Move, lattice_overlaps
 from ..products import ND2NZ_PATHS, NZ2ND_PATHS, Phys, Product
 from .common import Call, check_operands, check_range, core_of
 from .loopmode import loop_mode, with_loop_mode
@@ -45,8 +46,6 @@ _GM, _UB, _L1 = Phys.GM, Phys.UB, Phys.L1
 SCRATCH_310P = (248 * 1024, 256 * 1024)
 #: types whose data pass through a vector add of 0 in the transposing emulations (semantics.md §5.5).
 _VECTOR_ADD_FLOATS = frozenset({"half", "float", "bfloat16_t", "complex32"})
-#: beyond this many bursts the exact overlap test of a plan is replaced by the conservative answer.
-_OVERLAP_ENUM_LIMIT = 1 << 22
 
 
 # ------------------------------------------------------------------------------------------------------ ND2NZ
@@ -68,26 +67,20 @@ def plan_nd2nz(dst, src, params, small_c0=False):
     if product is _350 and pipe.state and (src.memory.phys, dst.memory.phys) == (_GM, _UB):
         loop = loop_mode(pipe, _GM, _UB)  # semantics.md §4.8: the GM->UB emulation uses the looped instruction
     plan = _plan_nd2nz(params.key(), src._sig, dst._sig, product, bool(small_c0), loop)
-    if plan.steps and product is _310P and (src.memory.phys, dst.memory.phys) == (_GM, _L1):
-        _use_310p_scratch(pipe)
+    if plan.effects:
+        _check_310p_scratch(pipe)
     return plan
 
 
-def _use_310p_scratch(pipe) -> None:
-    """semantics.md §5.4: the 310P GM->L1 ND2NZ overwrites UB bytes [248K, 256K). Error if an allocation lives there,
-    else mark them undefined (the call destroys whatever was there)."""
+def _check_310p_scratch(pipe) -> None:
+    """semantics.md §5.4: the 310P GM->L1 ND2NZ overwrites UB bytes [248K, 256K) (the plan's effect, applied by the
+    runner): an error if an allocation of this core lives there."""
     lo, hi = SCRATCH_310P
-    top = pipe._next.get(_UB, 0)
+    top = pipe.allocated(_UB)
     if top > lo:
         raise CapacityError(f"{ND2NZ_API}: GM->L1 ND2NZ on {pipe.product} uses UB bytes [{lo}, {hi}) as scratch "
                             f"(semantics.md §5.4), but the UB allocations of this TPipe reach byte {top}; leave "
                             "the top 8 KiB of UB free (allocate below byte 253952)")
-    ub = pipe.buffer(_UB)
-    hi = min(hi, ub.data.size)
-    if lo < hi:
-        ub.data[lo:hi] = ub.poison
-        ub.materialize_plane()[lo:hi] = 0
-        ub.forget()
 
 
 @lru_cache(maxsize=4096)
@@ -123,7 +116,9 @@ def _plan_nd2nz(pkey, src, dst, product, small_c0, loop):
         steps, overlap = nd2nz_steps(p, es, pitch, repeat)
     if loop is not None:
         steps = tuple(_fit(st) for st in with_loop_mode(steps, loop))
-    return make_plan(api, steps, src, dst, warns, exact=overlap)
+    # 310P GM->L1 stages through the top 8 KiB of UB (semantics.md §5.4): they hold undefined bytes after the call
+    effects = (Effect(_UB, *SCRATCH_310P),) if product is _310P and call.path == (_GM, _L1) else ()
+    return make_plan(api, steps, src, dst, warns, exact=overlap, effects=effects)
 
 
 def dst_matrix_pitch(dst_nz_matrix_stride: int, es: int, product: Product) -> int:
@@ -185,7 +180,7 @@ def nd2nz_steps(p, es: int, pitch: int, repeat=()):
         steps.append(Fill((nfull * cs + rem * es,), BLK - rem * es, tuple((c, dd) for c, _, dd in outer),
                           b"\0" * es))
     # every (m, r, b) writes one whole 32-byte block: overlap <=> two blocks closer than 32 bytes
-    return tuple(steps), may_overlap(BLK, tuple(repeat) + ((nd, pitch), (n, ns), (nblk, cs)))
+    return tuple(steps), lattice_overlaps(BLK, tuple(repeat) + ((nd, pitch), (n, ns), (nblk, cs)))
 
 
 def _small_c0_steps(p, es: int, pitch: int):
@@ -201,7 +196,7 @@ def _small_c0_steps(p, es: int, pitch: int):
         steps.append(Fill((d * es,), row - d * es, _loops(((nd, pitch), (n, row))), zero))
     if rows > n:
         steps.append(Fill((n * row,), (rows - n) * row, _loops(((nd, pitch),)), zero))
-    return tuple(steps), may_overlap(rows * row, ((nd, pitch),))
+    return tuple(steps), lattice_overlaps(rows * row, ((nd, pitch),))
 
 
 def _nd2nz_warnings(call: Call, p, small_c0: bool) -> list:
@@ -371,7 +366,7 @@ def _plan_nz2nd(pkey, src, dst, product, looped):
     sm, dm = p.srcNdMatrixStride * 256 * es, p.dstNdMatrixStride * es
     loops = ((nd, sm, dm), (nf, p.srcNStride * f16, f16), (n, f16, p.dstDStride * es))
     steps = (Move((0,), (0,), f16, _loops(loops)),)
-    overlap = may_overlap(f16, tuple((c, dd) for c, _, dd in loops))
+    overlap = lattice_overlaps(f16, tuple((c, dd) for c, _, dd in loops))
     return make_plan(api, steps, src, dst, warns, exact=overlap)
 
 
@@ -396,22 +391,4 @@ def _fit(step):
     return step
 
 
-def may_overlap(burst: int, loops) -> bool:
-    """Whether bursts of ``burst`` bytes at ``sum(i_k * stride_k)`` (``loops = ((count, stride), ...)``, every
-    ``0 <= i_k < count``) can share a byte: the analytic test first, then exact enumeration when small."""
-    loops = tuple((c, s) for c, s in loops if c > 1)
-    if injective(burst, tuple((c, 0, s) for c, s in loops)):
-        return False
-    total = 1
-    for c, _ in loops:
-        total *= c
-    if total > _OVERLAP_ENUM_LIMIT:
-        return True
-    starts = np.zeros(1, np.int64)
-    for c, s in loops:
-        starts = (starts[:, None] + np.arange(c, dtype=np.int64)[None, :] * s).reshape(-1)
-    starts.sort()
-    return bool(np.any(np.diff(starts) < burst))
-
-
-__all__ = ["plan_nd2nz", "plan_nz2nd", "dst_matrix_pitch", "may_overlap"]
+__all__ = ["plan_nd2nz", "plan_nz2nd", "dst_matrix_pitch"]

@@ -18,10 +18,9 @@ from functools import lru_cache
 
 from ..dtypes import as_dtype, ascend_name
 from ..errors import ParamTypeError, RangeError, UnsupportedError
-from ..execute import execute
-from ..memory import current_pipe
 from ..params import DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams, Nd2NzParams
-from ..plan import Fill, Move, injective, make_plan, step_spans, writes_may_overlap
+from ..dma.lower import make_plan
+from ..dma.steps import Fill, Move, writes_overlap
 from ..products import DATACOPYPAD_PATHS, PAD_350_ENGINE, SET_PAD_VALUE, ZERO_IS_NOOP, Phys
 from .common import Call, check_operands, check_range, core_of
 from .loopmode import loop_mode, with_loop_mode
@@ -48,85 +47,19 @@ def au(x: int, a: int) -> int:
     return -(-x // a) * a
 
 
-# ------------------------------------------------------------------------------------------ public entry points
-def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=None):  # noqa: N802, N803
-    """``AscendC::DataCopyPad``: copies of rows whose length is any whole number of elements, destination first.
-
-    ``DataCopyPad(local, gm, copyParams, padParams, mode=PaddingMode.Normal)``  (GM -> UB, or L1 on Atlas 350)
-        ``blockCount`` bursts of ``blockLen`` bytes; source burst i starts ``i*(blockLen + srcStride)`` bytes
-        into GM. Each burst lands in a 32-byte-aligned row of ``P = AU(left + blockLen + right, 32)`` bytes:
-        ``leftPadding`` fill elements, the data, ``rightPadding`` fill elements, then dummy fill up to the next
-        32 bytes; rows are ``P + dstStride*32`` bytes apart. The fill is ``paddingValue`` when ``isPad``
-        (which also sets the core's pad register), else the pad register (:func:`SetPadValue`), else, where the
-        documented table says so, the burst's first element; fills with no documented value are undefined
-        (poison, ``defined()`` False, with a FastCopyWarning). ``mode=PaddingMode.Compact`` (Atlas 350) packs
-        the bursts back to back and pads only the tail to 32 bytes.
-    ``DataCopyPad(gm, local, copyParams, mode=PaddingMode.Normal)``  (UB -> GM)
-        Burst i is read from ``i*(AU(blockLen, 32) + srcStride*32)`` bytes into UB and written to
-        ``i*(blockLen + dstStride)`` bytes into GM; the dummy bytes after each UB row never reach GM.
-    ``DataCopyPad(l1, ub, copyParams, nd2nzParams, workspace=None)``  (UB -> TSCM)
-        The UB -> GM copy above into a GM workspace, then ND2NZ (:func:`DataCopy` with Nd2NzParams,
-        ``ndNum = 1``) from the workspace into L1. Returns the workspace GlobalTensor (``workspace=`` to pass
-        your own).
-
-    ``copyParams``: :class:`DataCopyExtParams` (32-bit fields) or the legacy :class:`DataCopyParams` (16-bit;
-    ``blockLen`` in bytes). ``padParams``: :class:`DataCopyPadExtParams` with the first, :class:`DataCopyPadParams`
-    with the second. GM-side strides are in bytes, UB/L1-side strides in 32-byte blocks. ``blockLen`` must be a
-    multiple of sizeof(T); each padding at most 32 bytes; 8-byte types pad with 0 only. ``mode`` may also be
-    passed positionally; ``PaddingMode.Normal`` is accepted on every product. Fill tables per product:
-    docs/semantics.md ("DataCopyPad").
-    """
-    pad, nd, mode = _parse_extra(args, mode)
-    pipe = core_of(API, dst, src)
-    if nd is not None or (not dst.is_global and not src.is_global):
-        from .pad_tscm import plan_pad_tscm
-
-        if pad is not None:
-            raise UnsupportedError(f"{API}: the local -> local (UB -> TSCM) form takes Nd2NzParams, not "
-                                   f"{type(pad).__name__}")
-        plans, ws = plan_pad_tscm(dst, src, copyParams, nd, mode, workspace)
-        for plan, (d, s) in zip(plans, ((ws, src), (ws, src), (dst, ws))):  # src: the core (poison byte)
-            execute(plan, d, s)
-        pipe.state["pad_workspace"] = ws
-        return ws
-    if workspace is not None:
-        raise UnsupportedError(f"{API}: workspace= belongs to the UB -> TSCM form (with Nd2NzParams)")
-    if dst.is_global:
-        if pad is not None:
-            raise UnsupportedError(f"{API}: the local -> GM form takes no {type(pad).__name__} (padding exists "
-                                   "only on the way in)")
-        plan = plan_pad_out(dst, src, copyParams, mode)
-        execute(plan, dst, src)
-        return None
-    if pad is None:
-        raise UnsupportedError(f"{API}: the GM -> local form needs padParams (DataCopyPadExtParams or "
-                               "DataCopyPadParams), as in DataCopyPad(dst, src, copyParams, padParams)")
-    plan, padreg_after = plan_pad_in(dst, src, copyParams, pad, mode)
-    execute(plan, dst, src)
-    if padreg_after is not None:
-        pipe.state[PADREG] = padreg_after
-    return None
-
-
-def SetPadValue(value, pipe=None, dtype=None) -> None:  # noqa: N802
-    """``SetPadValue<T>(value)``: set the pad register of a core (default: the current core), semantics.md §4.3.
-
-    A numpy scalar (or ``dtype=``) fixes ``T``: the register keeps that exact bit pattern and width (§11.12). A
-    plain Python number is kept as a number and converted, exactly, to the element type of each copy that reads
-    the register (an error there if that type cannot hold it)."""
-    pipe = pipe or current_pipe()
+def pad_register(value, product, dtype=None):
+    """What ``SetPadValue(value)`` leaves in the pad register (semantics.md §4.3): the bit pattern of a typed value, or
+    ``("number", key)`` for a plain Python number (converted to each reading copy's type there)."""
     api = "SetPadValue"
-    if pipe.product not in SET_PAD_VALUE:
-        raise UnsupportedError(f"{api}: does not exist on {pipe.product} (the pad register is set only by "
+    if product not in SET_PAD_VALUE:
+        raise UnsupportedError(f"{api}: does not exist on {product} (the pad register is set only by "
                                "DataCopyPad calls with isPad=true there)")
     if dtype is None and not hasattr(value, "dtype"):
         if isinstance(value, (bool, int, float, complex)):
-            pipe.state[PADREG] = ("number", scalar_key(value))
-            return
+            return ("number", scalar_key(value))
         raise ParamTypeError(f"{api}: value={show(value)} is not a number (a Python or numpy scalar) on "
-                             f"{pipe.product}")
-    dt = as_dtype(dtype if dtype is not None else value.dtype)
-    pipe.state[PADREG] = register_pattern(api, value, dt, pipe.product)
+                             f"{product}")
+    return register_pattern(api, value, as_dtype(dtype if dtype is not None else value.dtype), product)
 
 
 def register_pattern(api: str, value, dt, product) -> bytes:
@@ -146,7 +79,8 @@ def _register(padreg, dt, product):
     return padreg
 
 
-def _parse_extra(args, mode):
+def parse_extra(args, mode):
+    """(padParams, Nd2NzParams, PaddingMode) from the arguments after copyParams."""
     pad = nd = None
     for a in args:
         if isinstance(a, (DataCopyPadExtParams, DataCopyPadParams)) and pad is None:
@@ -221,10 +155,7 @@ def _may_overlap(steps, loop) -> bool:
     if loop is None:
         return False
     n1, n2, _, d1, _, d2 = loop
-    footprint = max(step_spans(s)[1][1] for s in steps)
-    if injective(footprint, ((n2, 0, d2), (n1, 0, d1))):
-        return False
-    return writes_may_overlap(with_loop_mode(steps, loop))
+    return writes_overlap(steps, ((n2, d2), (n1, d1)))
 
 
 def _finish(call: Call, steps, warns, loop):

@@ -20,11 +20,12 @@ from ..dtypes import ascend_name
 from ..errors import CapacityError, OutOfBoundsError, UnsupportedError
 from ..memory import GlobalTensor
 from ..params import Nd2NzParams
-from ..plan import Fill, make_plan
+from ..dma.lower import make_plan
+from ..dma.steps import Fill, lattice_overlaps
 from ..products import Phys, Product
 from .common import Call, check_range, core_of
 from .loopmode import loop_mode
-from .nz import may_overlap, nd2nz_steps
+from .nz import nd2nz_steps
 from .pad import API, BLK, PaddingMode, au, check_copy, copy_key, out_steps
 
 #: largest workspace fastcopy allocates by itself (bytes)
@@ -104,7 +105,7 @@ def _layout(kind, key, nkey, src, dst, product, looped):
                      f"are undefined in the result on {product}")
     # every (row, C0 block) writes one whole 32-byte block: overlap <=> two block starts closer than 32 bytes
     blocks = ((nd.nValue, nd.dstNzNStride * BLK), (_nblk(nd.dValue, es), nd.dstNzC0Stride * BLK))
-    overlap = may_overlap(BLK, blocks)
+    overlap = lattice_overlaps(BLK, blocks)
     return ws_bytes, stage1, stage2, tuple(warns), overlap
 
 

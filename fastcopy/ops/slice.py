@@ -22,7 +22,8 @@ import numpy as np
 
 from ..errors import AlignmentError, ParamError, ParamTypeError, RangeError
 from ..params import SliceInfo
-from ..plan import Move, check_span, make_plan, writes_may_overlap
+from ..dma.lower import make_plan
+from ..dma.steps import Move, check_span, writes_overlap
 from ..products import SLICE_PATHS, Phys, Product
 from .common import Call, check_operands, check_range, core_of
 from .loopmode import loop_mode, with_loop_mode
@@ -167,7 +168,7 @@ def plan_keys(dkeys, skeys, dim_value, src, dst, product, loop, gm_shape):
     steps = with_loop_mode((step,), loop)
     # one call never writes a byte twice: every index is < shapeValue and runs are disjoint (mixed radix);
     # only loop-mode repetitions can overlap
-    exact = loop is not None and writes_may_overlap(steps)
+    exact = loop is not None and writes_overlap(steps)
     return make_plan(API, steps, src, dst, warns, exact=exact)
 
 

@@ -1,4 +1,5 @@
-"""Run a plan on tensors: kernels on unsigned views for data and definedness, or the exact path.
+"""Run a plan on tensors: the only place a call writes memory. Kernels on unsigned views for data and
+definedness, or the exact path.
 
 The exact path (numpy, slower) resolves calls whose writes may overlap (semantics.md §8.2, §11.2: a byte written more
 than once with different values becomes undefined) and calls whose source and destination share bytes
@@ -12,9 +13,12 @@ import warnings
 
 import numpy as np
 
-from .errors import FastCopyWarning
-from .kernels import all_set, copy_strided, fill_strided
-from .plan import PARALLEL_BYTES, Convert, Fill, Move, Plan
+from .. import config
+from ..errors import FastCopyWarning
+from . import abi
+from . import kernels as K
+from .lower import Plan
+from .steps import Convert, Fill, Move, read_grid, write_grid
 
 #: 0x01 in every byte of a unit, by view width (the definedness plane's "defined")
 _ONES = {w: np.uint64(int.from_bytes(b"\x01" * w, "little")) for w in (1, 2, 4, 8)}
@@ -50,14 +54,14 @@ def execute(plan: Plan, dst, src) -> None:
             w, meta, mark = fast
             dview, dshift = dmem.view(w)
             sview, sshift = smem.view(w)
-            copy_strided(dview, (dst.offset - dshift) // w, sview, (src.offset - sshift) // w, meta)
+            K.copy_strided(dview, (dst.offset - dshift) // w, sview, (src.offset - sshift) // w, meta)
             if dmem.plane is not None:
                 if len(mark) == 2:  # a small dense span: numpy's memset beats a kernel dispatch
                     dmem.plane[dst.offset + mark[0]:dst.offset + mark[1]] = 1
                 else:
                     mw, mmeta, mvalue = mark
                     pview, pshift = dmem.view(mw, plane=True)
-                    fill_strided(pview, (dst.offset - pshift) // mw, mmeta, mvalue)
+                    K.fill_strided(pview, (dst.offset - pshift) // mw, mmeta, mvalue)
             return
     for msg in plan.warnings:
         warnings.warn(msg, FastCopyWarning, stacklevel=3)
@@ -74,6 +78,19 @@ def execute(plan: Plan, dst, src) -> None:
         _run_exact(plan, dst, src)
     else:
         _run_fast(plan, dst, src)
+    for eff in plan.effects:
+        _apply(eff, dst, src)
+
+
+def _apply(effect, dst, src) -> None:
+    """A plan's side effect: bytes of the calling core's buffer become undefined (poison)."""
+    core = dst.pipe if not dst.is_global else src.pipe
+    mem = core.buffer(effect.phys)
+    hi = min(effect.hi, mem.data.size)
+    if effect.lo < hi:
+        mem.data[effect.lo:hi] = mem.poison
+        mem.materialize_plane()[effect.lo:hi] = 0
+        mem.forget()
 
 
 _pool = None
@@ -134,7 +151,7 @@ def _run_fast(plan: Plan, dst, src) -> None:
             idx, val, dfd = _convert_writes(ks.step, dst, src)
             _scatter(dst, idx, val, dfd)
     if mark_span:
-        if hi - lo < PARALLEL_BYTES:
+        if hi - lo < config.PARALLEL_BYTES:
             dmem.plane[lo:hi] = 1
         else:
             for mk in plan.span_mark:
@@ -146,17 +163,17 @@ def _run_fast(plan: Plan, dst, src) -> None:
 def _fill(ks, view, base, value) -> None:
     metas = ks.metas
     if len(metas) == 1:
-        fill_strided(view, base, metas[0], value)
+        K.fill_strided(view, base, metas[0], value)
     else:
-        _parallel(lambda m: fill_strided(view, base, m, value), metas)
+        _parallel(lambda m: K.fill_strided(view, base, m, value), metas)
 
 
 def _copy(ks, dview, dbase, sview, sbase) -> None:
     metas = ks.metas
     if len(metas) == 1:
-        copy_strided(dview, dbase, sview, sbase, metas[0])
+        K.copy_strided(dview, dbase, sview, sbase, metas[0])
     else:
-        _parallel(lambda m: copy_strided(dview, dbase, sview, sbase, m), metas)
+        _parallel(lambda m: K.copy_strided(dview, dbase, sview, sbase, m), metas)
 
 
 def _plane_mark(ks, dst) -> None:
@@ -181,7 +198,7 @@ def _copy_step(ks, w, dst, src, src_defined: bool, mark: bool = True) -> None:
             _plane_mark(ks, dst)
         return
     sp = smem.view(w, plane=True)[0]
-    if dmem.plane is None and all_set(sp, sbase, ks.metas[0], _ONES[w]):
+    if dmem.plane is None and K.all_set(sp, sbase, ks.metas[0], _ONES[w]):
         return
     dmem.materialize_plane()
     dmem.forget()
@@ -208,19 +225,10 @@ def _span_defined(t, span) -> bool:
 
 
 def _all_ones(words) -> bool:
-    meta = np.array([words.size, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0], np.int64)
-    return all_set(words, 0, meta, _ONES[8])
+    return K.all_set(words, 0, abi.contiguous(words.size), _ONES[8])
 
 
 # --------------------------------------------------------------------------------------------- exact path
-def _grid(offs, burst, loops, col) -> np.ndarray:
-    """Byte offsets of every burst byte, in loop order (outer -> inner)."""
-    g = np.asarray(offs, np.int64)
-    for lp in loops:
-        g = (g[:, None] + np.arange(lp[0], dtype=np.int64)[None, :] * lp[col]).reshape(-1)
-    return (g[:, None] + np.arange(burst, dtype=np.int64)[None, :]).reshape(-1)
-
-
 def _src_bytes(src, idx):
     mem = src.memory
     pos = src.offset + idx
@@ -231,8 +239,7 @@ def _src_bytes(src, idx):
 
 def _convert_writes(step: Convert, dst, src):
     es_s, es_d = step.src_dtype.itemsize, step.dst_dtype.itemsize
-    sidx = _grid(step.src_offs, step.n * es_s, step.loops, 1)
-    didx = _grid(step.dst_offs, step.n * es_d, step.loops, 2)
+    sidx, didx = read_grid(step), write_grid(step)
     vals, dfd = _src_bytes(src, sidx)
     out = vals.view(step.src_dtype).astype(step.dst_dtype).view(np.uint8)
     dfd_el = dfd.reshape(-1, es_s).all(axis=1)
@@ -241,12 +248,11 @@ def _convert_writes(step: Convert, dst, src):
 
 def _step_writes(step, dst, src):
     if isinstance(step, Move):
-        sidx = _grid(step.src_offs, step.burst, step.loops, 1)
-        didx = _grid(step.dst_offs, step.burst, step.loops, 2)
+        sidx, didx = read_grid(step), write_grid(step)
         vals, dfd = _src_bytes(src, sidx)
         return didx, vals, dfd
     if isinstance(step, Fill):
-        didx = _grid(step.dst_offs, step.burst, step.loops, 1)
+        didx = write_grid(step)
         if step.pattern is None:
             return didx, np.full(didx.size, poison_byte(dst, src), np.uint8), np.zeros(didx.size, bool)
         pat = np.frombuffer(step.pattern, np.uint8)
@@ -290,8 +296,7 @@ def _run_exact(plan: Plan, dst, src) -> None:
                       "unspecified, so those are undefined", FastCopyWarning, stacklevel=4)
     _scatter(dst, uidx, uval, udfd)
     if src is not None and src.memory.shares(dst.memory):
-        read = np.concatenate([_grid(s.src_offs, s.burst if isinstance(s, Move) else s.n * s.src_dtype.itemsize,
-                                     s.loops, 1) for s in plan.steps if not isinstance(s, Fill)] or [idx[:0]])
+        read = np.concatenate([read_grid(s) for s in plan.steps if not isinstance(s, Fill)] or [idx[:0]])
         shared = np.intersect1d(src.memory.host + src.offset + read, dst.memory.host + dst.offset + uidx)
         if shared.size:
             warnings.warn(f"{plan.api}: source and destination share {shared.size} bytes; fastcopy reads the "

@@ -1,0 +1,215 @@
+"""The step IR: what a validated call writes, as a small DMA program over byte offsets.
+
+Offsets and strides are bytes relative to the start of the source / destination tensor. A planner (in
+``fastcopy/ops``) produces steps; :func:`fastcopy.dma.lower.make_plan` checks their spans and lowers them.
+This module also owns the overlap analysis (may two writes of a call hit the same byte?).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import config
+from ..errors import OutOfBoundsError
+
+
+class Move(NamedTuple):
+    """For each ``(s, d)`` in ``zip(src_offs, dst_offs)`` and each loop index: copy ``burst`` bytes.
+
+    ``loops`` = ((count, src_stride, dst_stride), ...) outer -> inner, head-to-head byte strides.
+    """
+
+    src_offs: tuple
+    dst_offs: tuple
+    burst: int
+    loops: tuple
+
+
+class Fill(NamedTuple):
+    """Write ``pattern`` (one element's bytes, repeated) over each burst; ``pattern=None`` = undefined (poison).
+
+    ``loops`` = ((count, dst_stride), ...).
+    """
+
+    dst_offs: tuple
+    burst: int
+    loops: tuple
+    pattern: bytes | None
+
+
+class Convert(NamedTuple):
+    """Element-converting move (L1 -> BiasTable half/bfloat16 -> float): like Move, ``n`` source elements per
+    burst, converted from ``src_dtype`` to ``dst_dtype``; ``loops`` strides are bytes on each side."""
+
+    src_offs: tuple
+    dst_offs: tuple
+    n: int
+    loops: tuple
+    src_dtype: np.dtype
+    dst_dtype: np.dtype
+
+
+def dst_burst(step) -> int:
+    """Bytes each burst of ``step`` writes."""
+    if isinstance(step, Convert):
+        return step.n * step.dst_dtype.itemsize
+    return step.burst
+
+
+def src_burst(step) -> int:
+    """Bytes each burst of ``step`` reads (0 for fills)."""
+    if isinstance(step, Convert):
+        return step.n * step.src_dtype.itemsize
+    return 0 if isinstance(step, Fill) else step.burst
+
+
+def dst_loops(step) -> tuple:
+    """``((count, dst stride), ...)`` of a step."""
+    if isinstance(step, Fill):
+        return tuple(step.loops)
+    return tuple((lp[0], lp[2]) for lp in step.loops)
+
+
+def _extent(offs, burst, loops, col):
+    lo = min(offs)
+    hi = max(offs)
+    for lp in loops:
+        n, s = lp[0], lp[col]
+        if n > 1:
+            if s >= 0:
+                hi += (n - 1) * s
+            else:
+                lo += (n - 1) * s
+    return lo, hi + burst
+
+
+def step_spans(step) -> tuple:
+    """((read lo, hi) or None, (write lo, hi)) in bytes of one step."""
+    if isinstance(step, Fill):
+        return None, _extent(step.dst_offs, step.burst, step.loops, 1)
+    return (_extent(step.src_offs, src_burst(step), step.loops, 1),
+            _extent(step.dst_offs, dst_burst(step), step.loops, 2))
+
+
+def hull(spans):
+    """The smallest ``(lo, hi)`` holding every span (None entries ignored), or None."""
+    spans = [s for s in spans if s is not None]
+    if not spans:
+        return None
+    return min(s[0] for s in spans), max(s[1] for s in spans)
+
+
+def written(step) -> int:
+    """Bytes a step writes (counting bytes written twice twice)."""
+    count = 1
+    for lp in step.loops:
+        count *= lp[0]
+    return len(step.dst_offs) * count * dst_burst(step)
+
+
+def check_span(api: str, role: str, span, tensor_nbytes: int, what: str) -> None:
+    """Raise OutOfBoundsError unless bytes ``[lo, hi)`` lie inside a tensor of ``tensor_nbytes`` bytes."""
+    lo, hi = span
+    if lo < 0 or hi > tensor_nbytes:
+        bad = lo if lo < 0 else hi
+        raise OutOfBoundsError(f"{api}: the {role} span is bytes [{lo}, {hi}) of the {what} tensor, which has "
+                               f"{tensor_nbytes} bytes: needs {hi - min(lo, 0)} bytes, {tensor_nbytes} available "
+                               f"(first byte outside at offset {bad})")
+
+
+def grid(offs, burst, loops, col) -> np.ndarray:
+    """Byte offsets of every burst byte, in loop order (outer -> inner)."""
+    g = np.asarray(offs, np.int64)
+    for lp in loops:
+        g = (g[:, None] + np.arange(lp[0], dtype=np.int64)[None, :] * lp[col]).reshape(-1)
+    return (g[:, None] + np.arange(burst, dtype=np.int64)[None, :]).reshape(-1)
+
+
+def read_grid(step) -> np.ndarray:
+    """Source byte offsets a step reads, in loop order."""
+    return grid(step.src_offs, src_burst(step), step.loops, 1)
+
+
+def write_grid(step) -> np.ndarray:
+    """Destination byte offsets a step writes, in loop order."""
+    return grid(step.dst_offs, dst_burst(step), step.loops, 1 if isinstance(step, Fill) else 2)
+
+
+# ------------------------------------------------------------------------------------------ overlap analysis
+def injective(burst: int, loops) -> bool:
+    """True if bursts of ``burst`` bytes at ``sum(i_k * stride_k)`` (``loops = ((count, stride), ...)``) can
+    never share a byte (sufficient test: each loop's stride clears the extent of everything inside it, taken in
+    order of increasing stride)."""
+    extent = burst
+    for c, s in sorted(((c, abs(s)) for c, s in loops if c > 1), key=lambda lp: lp[1]):
+        if s < extent:
+            return False
+        extent = s * (c - 1) + extent
+    return True
+
+
+def _starts(offs, loops) -> np.ndarray:
+    g = np.asarray(offs, np.int64)
+    for c, s in loops:
+        g = (g[:, None] + np.arange(c, dtype=np.int64)[None, :] * s).reshape(-1)
+    return g
+
+
+def lattice_overlaps(burst: int, loops, offs=(0,)) -> bool:
+    """Whether bursts of ``burst`` bytes at ``o + sum(i_k * stride_k)`` (``o`` in ``offs``, ``loops`` =
+    ``((count, stride), ...)``) can share a byte: the analytic test first, then exact enumeration of the burst
+    starts when there are at most ``config.OVERLAP_ENUM_BURSTS`` of them (conservatively True above)."""
+    loops = tuple((c, s) for c, s in loops if c != 1)
+    if any(c == 0 for c, _ in loops) or burst == 0 or not offs:
+        return False
+    if len(offs) == 1 and injective(burst, loops):
+        return False
+    return _enumerate([(offs, burst, loops)])
+
+
+def _enumerate(parts) -> bool:
+    total = 0
+    for offs, _, loops in parts:
+        n = len(offs)
+        for c, _ in loops:
+            n *= c
+        total += n
+    if total > config.OVERLAP_ENUM_BURSTS:
+        return True
+    starts = np.concatenate([_starts(offs, loops) for offs, _, loops in parts])
+    ends = np.concatenate([_starts(offs, loops) + b for offs, b, loops in parts])
+    order = np.argsort(starts, kind="stable")
+    starts, ends = starts[order], ends[order]
+    reach = np.maximum.accumulate(ends)
+    return bool(np.any(starts[1:] < reach[:-1]))
+
+
+def writes_overlap(steps, repeat=()) -> bool:
+    """Whether any destination byte may be written twice by ``steps`` (each repeated over ``repeat`` =
+    ``((count, dst stride), ...)`` outermost). Exact up to ``config.OVERLAP_ENUM_BURSTS`` bursts, conservative above."""
+    if not steps:
+        return False
+    repeat = tuple((c, s) for c, s in repeat if c != 1)
+    if repeat and all(c for c, _ in repeat):
+        # the call's footprint repeated without touching itself, and one call's writes disjoint
+        lo, hi = hull(step_spans(s)[1] for s in steps)
+        if injective(hi - lo, repeat) and not writes_overlap(steps):
+            return False
+    parts = []
+    for s in steps:
+        loops = tuple((c, d) for c, d in tuple(repeat) + dst_loops(s) if c != 1)
+        b = dst_burst(s)
+        if b and s.dst_offs and all(c for c, _ in loops):
+            parts.append((tuple(s.dst_offs), b, loops))
+    if not parts:
+        return False
+    if len(parts) == 1:
+        return lattice_overlaps(parts[0][1], parts[0][2], parts[0][0])
+    # several steps: each proven injective and their write hulls disjoint -> no overlap
+    if all(len(o) == 1 and injective(b, lp) for o, b, lp in parts):
+        spans = sorted(_extent(o, b, tuple((c, 0, s) for c, s in lp), 2) for o, b, lp in parts)
+        if all(spans[k][1] <= spans[k + 1][0] for k in range(len(spans) - 1)):
+            return False
+    return _enumerate(parts)
