@@ -12,11 +12,8 @@ Bursts of at least ``MEMCPY_BYTES`` go through ``llvm.memcpy`` / ``llvm.memset``
 32-byte block in uint64 units) are unrolled. Compiled lazily per view width (uint8/16/32/64), cached on disk,
 GIL released. The definedness plane is moved by a second call on the plane views.
 
-Everything static about a step travels in one int64 array ``meta`` (few arguments: numba's dispatch cost grows
-with each one)::
-
-    meta = [burst, c0, s0, d0, c1, s1, d1, c2, s2, d2, c3, s3, d3, o_lo, o_hi, i_lo, i_hi, n_off,
-            doffs[0..n_off), soffs[0..n_off)]
+Everything static about a step travels in one int64 array ``meta``; its layout is defined (and built) only by
+:mod:`fastcopy.dma.abi`.
 """
 
 import numpy as np
@@ -47,8 +44,6 @@ def _copy_burst(dst, d, src, s, burst):
         for k in range(burst):
             a[k] = b[k]
 
-
-META_LOOPS, META_RANGE, META_NOFF, META_OFFS = 1, 13, 17, 18
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
