@@ -29,7 +29,9 @@ from .ops.loopmode import DataCopyMVType
 from .ops.pad import PaddingMode
 from .params import DataCopyParams, Nd2NzParams, Nz2NdParamsFull
 
-_FORMS = "count, DataCopyParams, Nd2NzParams, Nz2NdParamsFull, slice, Dn2NzParams, DataCopyCO12DstParams"
+#: the params classes DataCopy takes as third argument (besides a count and a pair of SliceInfo lists)
+DATACOPY_FORMS = (DataCopyParams, Nd2NzParams, Nz2NdParamsFull, Dn2NzParams, DataCopyCO12DstParams)
+_FORMS = "count, " + ", ".join(k.__name__ for k in DATACOPY_FORMS) + ", slice (SliceInfo lists)"
 
 
 def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
