@@ -43,7 +43,7 @@ class OpRecorder:
 
 
 def main_check(args) -> int:
-    from ..execute import OBSERVERS
+    from ..dma.run import OBSERVERS
     from ..golden import CaseError, load_case
     from ..golden.engine import CaseRunError, run_program
 
