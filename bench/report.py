@@ -181,6 +181,13 @@ def startup() -> list[str]:
                  if t_warm.strip() else "?")]
 
 
+def cube_in_rows() -> list[str]:
+    """LoadData of a full 64 KiB L0A/L0B tile and img2col of a 1 MiB feature map (bench/cube_in.py)."""
+    import cube_in
+
+    return cube_in.rows()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-k", default=None, help="pytest -k expression selecting benchmarks")
@@ -196,6 +203,8 @@ def main(argv=None) -> int:
         import interleaved
 
         print("\n".join(interleaved.rows()))
+        print()
+        print("\n".join(cube_in_rows()))
         print()
     print(f"| {'overhead':60} | {'measured':>18} | {'target':>10} | {'':>7} |")
     print(f"|{'-' * 62}|{'-' * 20}|{'-' * 12}|{'-' * 9}|")

@@ -12,7 +12,7 @@ import contextlib
 from ..errors import FastCopyError
 
 #: The public ops a case can call that move data (explainable).
-MOVING = ("DataCopy", "DataCopyPad")
+MOVING = ("DataCopy", "DataCopyPad", "LoadData", "LoadDataWithTranspose", "LoadDataWithStride")
 
 
 class _Stop(Exception):

@@ -44,6 +44,8 @@ def grid_cols(api: str, args: tuple, tr) -> tuple[int, int]:
     es_s, es_d = tr.src.dtype.itemsize, tr.dst.dtype.itemsize
     fam = family(api, args)
     p = args[0] if args else None
+    if fam.startswith("LoadData"):  # cube inputs: one 32-byte fractal row (C0 elements) per grid row
+        return max(32 // es_s, 1), max(32 // es_d, 1)
     if fam == "Fixpipe":  # L0C holds 16-wide fractal rows; a row-major destination shows its rows
         return 16, _fit(getattr(p, "dstStride", 0), es_d)
     if fam == "ND2NZ":
