@@ -111,3 +111,29 @@ def test_no_progress_bar_when_not_a_terminal(tmp_path, capsys):
 def test_bad_jobs_value(tmp_path, capsys):
     assert main(["batch", str(GOOD), "-o", str(tmp_path), "--jobs", "0"]) == 2
     assert "--jobs" in capsys.readouterr().err
+
+
+def test_quiet_and_verbose(tmp_path, capsys):
+    assert main(["batch", str(SWEEP), "-o", str(tmp_path / "q"), "-q"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert main(["batch", str(SWEEP), "-o", str(tmp_path / "v"), "-v"]) == 0
+    assert "total" in capsys.readouterr().out
+
+
+def test_progress_only_on_a_terminal(monkeypatch):
+    import argparse
+
+    from fastcopy.cli.progress import progress_for
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    args = argparse.Namespace(quiet=False, no_progress=False)
+    assert progress_for(args, stream=io.StringIO()) is None
+    bar = progress_for(args, stream=Tty())
+    assert bar is not None
+    bar.close()
+    assert progress_for(argparse.Namespace(quiet=True, no_progress=False), stream=Tty()) is None
+    assert progress_for(argparse.Namespace(quiet=False, no_progress=True), stream=Tty()) is None

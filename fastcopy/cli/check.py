@@ -44,17 +44,12 @@ class OpRecorder:
 
 def main_check(args) -> int:
     from ..dma.run import OBSERVERS
-    from ..golden import CaseError, load_case
+    from ..golden import CaseError
     from ..golden.engine import CaseRunError, run_program
+    from .run import load_points
 
-    try:
-        case = load_case(args.case, seed=args.seed, max_bytes=args.max_bytes, allow_python=args.allow_python)
-    except CaseError as exc:
-        print(f"fastcopy check: {exc}", file=sys.stderr)
-        return 1
-    points = range(len(case)) if args.point is None else [args.point]
-    if args.point is not None and not 0 <= args.point < len(case):
-        print(f"fastcopy check: {args.case}: --point {args.point} outside [0, {len(case)})", file=sys.stderr)
+    case, points = load_points(args, "check")
+    if case is None:
         return 1
     show = points[0]
     failed = warned = 0

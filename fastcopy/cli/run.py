@@ -23,22 +23,32 @@ def describe_files(directory: str, manifest: dict) -> list:
     return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
 
-def main_run(args) -> int:
+def load_points(args, command: str):
+    """(case, point indices) for ``run`` / ``check`` (all points, or ``--point``); (None, None) after printing
+    the error."""
     from ..golden import CaseError, load_case
-    from ..golden.batch import run_point
-    from ..golden.store import safe_component
-    from .progress import progress_for
 
     try:
         case = load_case(args.case, seed=args.seed, max_bytes=args.max_bytes, allow_python=args.allow_python)
     except CaseError as exc:
-        print(f"fastcopy run: {exc}", file=sys.stderr)
+        print(f"fastcopy {command}: {exc}", file=sys.stderr)
+        return None, None
+    if args.point is not None and not 0 <= args.point < len(case):
+        print(f"fastcopy {command}: {args.case}: --point {args.point} outside [0, {len(case)})", file=sys.stderr)
+        return None, None
+    return case, (range(len(case)) if args.point is None else [args.point])
+
+
+def main_run(args) -> int:
+    from ..golden import CaseError
+    from ..golden.batch import run_point
+    from ..golden.store import safe_component
+    from .progress import progress_for
+
+    case, indices = load_points(args, "run")
+    if case is None:
         return 1
     out = args.output or os.path.join("out", safe_component(case.name))
-    if args.point is not None and not 0 <= args.point < len(case):
-        print(f"fastcopy run: {args.case}: --point {args.point} outside [0, {len(case)})", file=sys.stderr)
-        return 1
-    indices = range(len(case)) if args.point is None else [args.point]
     width = max(4, len(str(len(case) - 1)))
     failed = 0
     many = len(indices) > 20 and not args.verbose
