@@ -18,5 +18,8 @@ TILE = 64
 #: overlap analysis: above this many bursts, a plan whose writes may overlap (no analytic proof) is treated as
 #: overlapping (the exact path runs, which is always correct)
 OVERLAP_ENUM_BURSTS = 1 << 22
-#: calls moving at most this many bytes run without the numba kernels (numpy path, no kernel load)
+#: kernel calls moving at most this many bytes may run in numpy (no numba load: fast start for short scripts)...
 SMALL_BYTES = 1 << 16
+#: ... and numpy runs them only for the first CALLS_BEFORE_KERNELS kernel calls of a process; after that (or at
+#: the first larger call) the numba kernels are loaded: a process making many calls benefits from them
+CALLS_BEFORE_KERNELS = 200

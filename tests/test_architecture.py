@@ -81,3 +81,33 @@ def test_pipeline_imports_downward():
         if m.startswith("fastcopy.ops"):
             assert "fastcopy.dma.run" not in deps, f"planner module {m} imports the runner"
     assert "fastcopy.dma.run" not in graph["fastcopy.dma.steps"] | graph["fastcopy.dma.lower"]
+
+
+def _run(code: str, **env) -> str:
+    import os
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, **env})
+    return out.stdout.strip()
+
+
+def test_import_does_not_load_numba():
+    assert _run("import sys, fastcopy; print('numba' in sys.modules)") == "False"
+
+
+def test_small_first_calls_run_without_numba_and_large_ones_load_it():
+    code = """
+import sys, numpy as np, fastcopy as fc
+pipe = fc.TPipe()
+x = pipe.alloc(fc.TPosition.VECIN, "half", 4096)
+src = fc.GlobalTensor(np.arange(4096, dtype=np.float16))
+fc.DataCopy(x, src, 4096)
+fc.to_nz(np.ones((20, 40), np.float16))
+small = 'numba' in sys.modules
+assert np.array_equal(x.numpy(), np.arange(4096, dtype=np.float16)) and x.defined().all()
+fc.to_nz(np.ones((512, 512), np.float32))
+print(small, 'numba' in sys.modules)
+"""
+    assert _run(code, FASTCOPY_KERNELS="") == "False True"

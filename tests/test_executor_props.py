@@ -41,6 +41,16 @@ from fastcopy.reference import datacopy as ref_dc
 from fastcopy.reference import pad as ref_pad
 
 pytestmark = pytest.mark.filterwarnings("ignore::fastcopy.FastCopyWarning")
+
+
+@pytest.fixture(scope="module", autouse=True, params=["numba", "numpy"])
+def kernels(request):
+    """Every test here runs on both kernel implementations: numba, and the numpy path of first/small calls."""
+    from fastcopy.dma import kernels as K
+
+    K.use(request.param)
+    yield request.param
+    K.use("auto")
 SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.matmul import ordered_dots, settle_f32
 
 
 def matmul_ordered(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -28,6 +27,8 @@ def matmul_ordered(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _ordered_at(a, b, rows, cols) -> np.ndarray:
     """Ordered sums for the pairs ``(rows[q], cols[q])`` (a numba kernel: strictly left to right)."""
+    from ..kernels.matmul import ordered_dots  # numba: loaded on first use (import fastcopy stays numba-free)
+
     out = np.empty(rows.size, np.float64)
     ordered_dots(a, np.ascontiguousarray(b.T), rows.astype(np.int64), cols.astype(np.int64), out)
     return out
@@ -48,6 +49,8 @@ def matmul_rounded(a: np.ndarray, b: np.ndarray, c0, encode, f32: bool = False) 
     ``f32``: the destination is float32 (the interval test runs in one compiled pass)."""
     with np.errstate(invalid="ignore", over="ignore"):
         if f32:  # one compiled pass; non-finite inputs make the interval NaN and take the ordered sum
+            from ..kernels.matmul import settle_f32
+
             s = a @ b
             out = np.empty_like(s)
             c = np.ascontiguousarray(c0) if c0 is not None else s

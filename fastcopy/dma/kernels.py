@@ -1,38 +1,92 @@
-"""Where the runner's kernels come from: the numba kernels of :mod:`fastcopy.kernels`, imported on the first
-call that needs them (``import fastcopy`` does not load numba). Each name below is a stand-in that loads the
-kernels and replaces every stand-in with the real kernel, so later calls go straight to numba."""
+"""Where the runner's kernels come from.
+
+``import fastcopy`` does not load numba. Until the numba kernels of :mod:`fastcopy.kernels` are loaded, each
+name below is a stand-in: a small call runs the numpy kernels of :mod:`.npkernels` (same ``meta``, same
+results); the first call that benefits (one moving more than ``config.SMALL_BYTES``, or the
+``config.CALLS_BEFORE_KERNELS``-th call) loads the numba kernels and replaces every stand-in, so later calls
+go straight to numba. ``FASTCOPY_KERNELS=numba|numpy`` (or :func:`use`) pins one implementation.
+"""
 
 from __future__ import annotations
 
+import os
+
+from .. import config
+from . import abi, npkernels
+
 KERNELS = ("copy_strided", "fill_strided", "all_set")
+_calls = 0
 
 
 def load() -> None:
     """Import (compile or load from the on-disk cache) the numba kernels and bind them here."""
     from .. import kernels
 
+    _bind(kernels)
+
+
+def use(which: str) -> None:
+    """``"numba"``, ``"numpy"`` or ``"auto"`` (numpy for small first calls, numba from the first that benefits)."""
+    global _calls
+    if which == "numba":
+        load()
+    elif which == "numpy":
+        _bind(npkernels)
+    elif which == "auto":
+        _calls = 0
+        g = globals()
+        g.update(copy_strided=_copy_strided, fill_strided=_fill_strided, all_set=_all_set)
+    else:
+        raise ValueError(f"FASTCOPY_KERNELS={which!r}: use numba, numpy or auto")
+
+
+def _bind(module) -> None:
     g = globals()
     for name in KERNELS:
-        g[name] = getattr(kernels, name)
+        g[name] = getattr(module, name)
 
 
 def loaded() -> bool:
-    return globals()["copy_strided"] is not _copy_strided
+    return globals()["copy_strided"] is not _copy_strided and globals()["copy_strided"] is not npkernels.copy_strided
+
+
+def _small(view, meta) -> bool:
+    """Whether a call is small enough for numpy (and early enough in the process)."""
+    global _calls
+    _calls += 1
+    if _calls > config.CALLS_BEFORE_KERNELS:
+        return False
+    units = int(meta[abi.BURST])
+    o_lo, o_hi, i_lo, i_hi = abi.chunk_of(meta)
+    units *= max(o_hi - o_lo, 0) * max(i_hi - i_lo, 0)
+    for lp in abi.loops_of(meta)[1:]:
+        units *= lp[0]
+    return units * view.itemsize <= config.SMALL_BYTES
 
 
 def _copy_strided(dst, dbase, src, sbase, meta):
+    if _small(dst, meta):
+        return npkernels.copy_strided(dst, dbase, src, sbase, meta)
     load()
     return copy_strided(dst, dbase, src, sbase, meta)
 
 
 def _fill_strided(dst, dbase, meta, value):
+    if _small(dst, meta):
+        return npkernels.fill_strided(dst, dbase, meta, value)
     load()
     return fill_strided(dst, dbase, meta, value)
 
 
 def _all_set(src, sbase, meta, value):
+    whole = meta.copy()
+    whole[abi.RANGE:abi.RANGE + 4] = (0, meta[abi.NOFF], 0, meta[abi.LOOPS])
+    if _small(src, whole):
+        return npkernels.all_set(src, sbase, meta, value)
     load()
     return all_set(src, sbase, meta, value)
 
 
 copy_strided, fill_strided, all_set = _copy_strided, _fill_strided, _all_set
+if os.environ.get("FASTCOPY_KERNELS"):
+    use(os.environ["FASTCOPY_KERNELS"])

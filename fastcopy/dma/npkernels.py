@@ -1,0 +1,46 @@
+"""The strided kernels in numpy: the same ``meta`` (see :mod:`.abi`), the same results as the numba kernels.
+
+Used for the first and small calls of a process, so that ``import fastcopy`` and a short script never load
+numba (see :mod:`.kernels`). Writes of one kernel call never overlap (the lowering guarantees it), so one
+fancy-indexed assignment is the program-order result.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import abi
+
+
+def _index(base: int, meta, col: int) -> np.ndarray | slice:
+    """Unit indices one call touches (``col`` 1: source side, 2: destination side), in program order; a slice
+    when they are one contiguous run."""
+    burst = int(meta[abi.BURST])
+    loops = abi.loops_of(meta)
+    o_lo, o_hi, i_lo, i_hi = abi.chunk_of(meta)
+    doffs, soffs = abi.offsets_of(meta)
+    offs = (soffs if col == 1 else doffs)[o_lo:o_hi]
+    counts = [i_hi - i_lo] + [lp[0] for lp in loops[1:]]
+    if offs.size == 1 and all(c == 1 for c in counts):
+        start = base + int(offs[0]) + i_lo * loops[0][col]
+        return slice(start, start + burst)
+    g = base + offs.astype(np.int64) + i_lo * loops[0][col]
+    for k, lp in enumerate(loops):
+        g = (g[:, None] + np.arange(counts[k], dtype=np.int64)[None, :] * lp[col]).reshape(-1)
+    return (g[:, None] + np.arange(burst, dtype=np.int64)[None, :]).reshape(-1)
+
+
+def copy_strided(dst, dbase, src, sbase, meta) -> None:
+    dst[_index(dbase, meta, 2)] = src[_index(sbase, meta, 1)]
+
+
+def fill_strided(dst, dbase, meta, value) -> None:
+    dst[_index(dbase, meta, 2)] = dst.dtype.type(value)
+
+
+def all_set(src, sbase, meta, value) -> bool:
+    """Every unit the step reads (all chunks) equals ``value``."""
+    whole = meta.copy()
+    n_off = int(meta[abi.NOFF])
+    whole[abi.RANGE:abi.RANGE + 4] = (0, n_off, 0, meta[abi.LOOPS])
+    return bool(np.all(src[_index(sbase, whole, 1)] == src.dtype.type(value)))
