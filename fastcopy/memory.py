@@ -324,7 +324,9 @@ class TPipe:
             if phys not in self.capacities:
                 raise UnsupportedError(f"{self.product} has no {phys} buffer")
             n = self.capacities[phys]
-            mem = Memory(np.full(n, self.poison, np.uint8), phys, pipe=self, plane=np.zeros(n, np.uint8),
+            # both arrays written now (np.full, not calloc'd np.zeros): their pages are faulted in here, not by
+            # the first copy into the buffer
+            mem = Memory(np.full(n, self.poison, np.uint8), phys, pipe=self, plane=np.full(n, 0, np.uint8),
                          poison=self.poison)
             self._buffers[phys] = mem
         return mem
