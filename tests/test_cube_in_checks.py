@@ -111,6 +111,20 @@ ERRORS = [
 def test_error(case):
     _, product, sp, dp, dtype, call, exc, parts = case
     _, src, dst = setup(product, sp, dp, dtype)
+    expect_error(call, dst, src, exc, parts)
+
+
+def expect_warning(call, dst, src, parts) -> None:
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        call(dst, src)
+    text = " | ".join(str(w.message) for w in rec if issubclass(w.category, fc.FastCopyWarning))
+    for part in parts:
+        assert part in text, (part, text)
+
+
+def expect_error(call, dst, src, exc, parts) -> None:
+    """``call(dst, src)`` raises ``exc`` naming every part; the destination's bytes and definedness unchanged."""
     before = tensor_bytes(dst)
     with pytest.raises(exc) as info:
         call(dst, src)
@@ -166,12 +180,7 @@ WARNINGS = [
 def test_warning(case):
     _, product, sp, dp, dtype, call, parts = case
     _, src, dst = setup(product, sp, dp, dtype)
-    with warnings.catch_warnings(record=True) as rec:
-        warnings.simplefilter("always")
-        call(dst, src)
-    text = " | ".join(str(w.message) for w in rec if issubclass(w.category, fc.FastCopyWarning))
-    for part in parts:
-        assert part in text, (part, text)
+    expect_warning(call, dst, src, parts)
 
 
 # ------------------------------------------------------------------------------------------------ img2col
@@ -248,14 +257,8 @@ ERRORS_3D = [
 def test_error_3d(case):
     _, product, dtype, call, exc, parts = case
     pipe, src, dst = setup(product, "A1", "A2", dtype, n_src=1024, n_dst=1024)
-    before = tensor_bytes(dst)
     state = dict(pipe.state)
-    with pytest.raises(exc) as info:
-        call(dst, src)
-    for part in parts:
-        assert part in str(info.value), (part, str(info.value))
-    after = tensor_bytes(dst)
-    assert np.array_equal(before[0], after[0]) and np.array_equal(before[1], after[1])
+    expect_error(call, dst, src, exc, parts)
     if parts[0].startswith("LoadData"):  # a refused load writes no register either
         assert {k: v for k, v in pipe.state.items() if state.get(k) != v} == {}
 
@@ -282,12 +285,7 @@ WARNINGS_3D = [
 def test_warning_3d(case):
     _, product, dpos, dtype, call, parts = case
     _, src, dst = setup(product, "A1" if dpos == "A2" else "B1", dpos, dtype, n_src=1024, n_dst=1024)
-    with warnings.catch_warnings(record=True) as rec:
-        warnings.simplefilter("always")
-        call(dst, src)
-    text = " | ".join(str(w.message) for w in rec if issubclass(w.category, fc.FastCopyWarning))
-    for part in parts:
-        assert part in text, (part, text)
+    expect_warning(call, dst, src, parts)
 
 
 def test_registers_written_by_the_call_and_read_later():

@@ -182,17 +182,8 @@ def test_dn2nz_matches_reference(combo, small, data):
              data.draw(st.integers(0, 2**16)))
 
 
-def _load3d_combos():
-    out = []
-    for product, paths in LOAD3D_PATHS.items():
-        for path, dtypes in paths.items():
-            for dt in sorted(dtypes - {_INT4}, key=str):
-                out.append((product, path, dt))
-    return out
-
-
 @SETTINGS
-@given(st.sampled_from(_load3d_combos()), st.data())
+@given(st.sampled_from(combos(LOAD3D_PATHS)), st.data())
 def test_load3d_matches_reference(combo, data):
     from fastcopy.reference import img2col as iref
 

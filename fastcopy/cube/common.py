@@ -29,6 +29,16 @@ def check_call(call: Call, table: dict) -> None:
     check_alignment(call, "LoadData")
 
 
+def start(api: str, cls, pkey: tuple, src, dst, product, table: dict):
+    """The preamble of every cube-in planner: the struct back from its key, its C++ types on the product, the
+    path / dtype / alignment checks. Returns ``(params, call, "PATH on PRODUCT")``."""
+    p = cls(*pkey)
+    p.check_types(api, product)
+    call = Call(api, product, src, dst)
+    check_call(call, table)
+    return p, call, f"{call.path_text} on {product}"
+
+
 def sid_warning(api: str, sid: int, product) -> list:
     """``sid`` is reserved (SMMU id): error above 15, warning when not 0."""
     if sid > 15:

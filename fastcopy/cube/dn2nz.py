@@ -17,12 +17,12 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ..errors import RangeError, UnsupportedError
-from ..ops.common import Call, check_range, core_of
+from ..ops.common import check_range, core_of
 from ..ops.nz import dst_matrix_pitch
 from ..dma.lower import make_plan
 from ..dma.steps import Fill, Move, lattice_overlaps
 from ..products import DN2NZ_PATHS
-from .common import check_call, overlap_warning
+from .common import overlap_warning, start
 from .params import Dn2NzParams
 
 API = "DataCopy(Dn2NzParams)"
@@ -40,10 +40,7 @@ def plan_dn2nz(dst, src, params, small_c0=False):
 
 @lru_cache(maxsize=4096)
 def _plan(pkey, src, dst, product, small_c0):
-    p = Dn2NzParams(*pkey)
-    p.check_types(API, product)
-    call = Call(API, product, src, dst)
-    check_call(call, DN2NZ_PATHS)
+    p, call, _ = start(API, Dn2NzParams, pkey, src, dst, product, DN2NZ_PATHS)
     es = src.itemsize
     check_range(API, "dnNum", p.dnNum, 0, 4095, "matrices", product)
     check_range(API, "nValue", p.nValue, 0, 16384, "elements (length of each stored GM row)", product)

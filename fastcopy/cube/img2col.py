@@ -24,11 +24,11 @@ import numpy as np
 from ..dtypes import ascend_name
 from ..errors import CapacityError, OutOfBoundsError, ParamError, RangeError, UnsupportedError
 from ..dma.run import execute
-from ..ops.common import Call, check_range, core_of
+from ..ops.common import check_range, core_of
 from ..dma.lower import make_plan
 from ..products import LOAD3D_PATHS, LOAD3D_STRIDE_PATHS, Phys, Product
 from . import fractal
-from .common import check_call, overlap_warning
+from .common import overlap_warning, start
 from .loaddata import LOADDATA_PLANNERS
 from .params import LoadData3DParamsV2, LoadData3DParamsV2Pro
 from .registers import (FMATRIX_L, L1_3D_SIZE, L3D_RPT, PADDING, RPT_DEFAULT, IsResetLoad3dConfig, check_pad_list,
@@ -141,14 +141,11 @@ def _fields(p) -> dict:
 
 @lru_cache(maxsize=2048)
 def _plan(cls, pkey, src, dst, product, fmatrix, padding, rpt, boundary, src_l1, with_stride, pre_warns):
-    p = cls(*pkey)
     api = ("LoadDataWithStride" if with_stride else "LoadData") + f"({cls.__name__})"
-    call = Call(api, product, src, dst)
-    check_call(call, LOAD3D_STRIDE_PATHS if with_stride else LOAD3D_PATHS)
+    p, call, on = start(api, cls, pkey, src, dst, product, LOAD3D_STRIDE_PATHS if with_stride else LOAD3D_PATHS)
     g = _fields(p)
     es = src.itemsize
     c0 = 32 // es
-    on = f"{call.path_text} on {product}"
     warns = list(pre_warns)
     # ---- fields that must hold on every call
     if g["fMatrixCtrl"]:

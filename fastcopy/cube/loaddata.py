@@ -26,13 +26,13 @@ import numpy as np
 from ..dtypes import ascend_name
 from ..errors import RangeError, UnsupportedError
 from ..dma.run import execute
-from ..ops.common import Call, check_range, core_of
+from ..ops.common import check_range, core_of
 from ..dma.lower import make_plan
 from ..dma.steps import Move
 from ..products import (LOAD2D_ADDR_MODE, LOAD2D_PATHS, LOAD2D_TRANSPOSE_PATHS, LOAD2D_TRANSPOSE_V2_PATHS,
                         LOAD2DV2_PATHS, Phys, Product)
 from . import fractal
-from .common import FRACTAL, check_call, overlap_warning, sid_warning
+from .common import FRACTAL, overlap_warning, sid_warning, start
 from .params import LoadData2dTransposeParams, LoadData2dTransposeParamsV2, LoadData2DParams, LoadData2DParamsV2
 from .steps import element_steps
 
@@ -71,12 +71,8 @@ def plan_load2d(dst, src, params):
 @lru_cache(maxsize=4096)
 def _plan_load2d(pkey, src, dst, product):
     api = API_2D
-    p = LoadData2DParams(*pkey)
-    p.check_types(api, product)
-    call = Call(api, product, src, dst)
-    check_call(call, LOAD2D_PATHS)
+    p, call, on = start(api, LoadData2DParams, pkey, src, dst, product, LOAD2D_PATHS)
     warns = sid_warning(api, p.sid, product)
-    on = f"{call.path_text} on {product}"
     l1_l0 = src.phys is _L1
     transpose = p.ifTranspose
     if transpose and not l1_l0:
@@ -147,11 +143,7 @@ def plan_load2dv2(dst, src, params):
 @lru_cache(maxsize=4096)
 def _plan_load2dv2(pkey, src, dst, product):
     api = API_V2
-    p = LoadData2DParamsV2(*pkey)
-    p.check_types(api, product)
-    call = Call(api, product, src, dst)
-    check_call(call, LOAD2DV2_PATHS)
-    on = f"{call.path_text} on {product}"
+    p, call, on = start(api, LoadData2DParamsV2, pkey, src, dst, product, LOAD2DV2_PATHS)
     warns = sid_warning(api, p.sid, product)
     check_range(api, "mStartPosition", p.mStartPosition, 0, 65535, "16-row fractals", product,
                 "the instruction field is 16 bits")
@@ -211,13 +203,9 @@ def plan_transpose(dst, src, params):
 def _plan_transpose(cls, pkey, src, dst, product):
     v2 = cls is LoadData2dTransposeParamsV2
     api = f"{API_T}({cls.__name__})"
-    p = cls(*pkey)
-    p.check_types(api, product)
-    call = Call(api, product, src, dst)
     if product is _350 and dst.phys is Phys.L0A:
         raise UnsupportedError(f"{api}: {product} has no LoadDataWithTranspose to A2 (L0A); only B1 -> B2")
-    check_call(call, LOAD2D_TRANSPOSE_V2_PATHS if v2 else LOAD2D_TRANSPOSE_PATHS)
-    on = f"{call.path_text} on {product}"
+    p, call, on = start(api, cls, pkey, src, dst, product, LOAD2D_TRANSPOSE_V2_PATHS if v2 else LOAD2D_TRANSPOSE_PATHS)
     es = src.itemsize
     n = SQUARE[es]
     warns = []

@@ -61,15 +61,8 @@ class LoadData2dTransposeParamsV2(ParamStruct):
     """LoadDataWithTranspose V2 (Atlas 350, B1->B2): as :class:`LoadData2dTransposeParams` with every source
     unit a fractal and ``srcFracGap`` fractals between the source fractals of one square."""
 
-    FIELDS = (
-        Field("startIndex", "uint16", 0),
-        Field("repeatTimes", "uint8", 0),
-        Field("srcStride", "uint16", 0),
-        Field("dstGap", "uint16", 0),
-        Field("dstFracGap", "uint16", 0),
-        Field("srcFracGap", "uint16", 0),
-        Field("addrMode", "uint8", 0),
-    )
+    FIELDS = (*LoadData2dTransposeParams.FIELDS[:5], Field("srcFracGap", "uint16", 0),
+              *LoadData2dTransposeParams.FIELDS[5:])
 
 
 class Dn2NzParams(ParamStruct):

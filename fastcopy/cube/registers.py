@@ -153,34 +153,31 @@ def SetLoadDataBoundary(boundaryValue, pipe=None) -> None:  # noqa: N802, N803
     pipe.state[L1_3D_SIZE] = v
 
 
+def _set_repeat(api: str, cls, products, params, pipe, dst_stride) -> None:
+    pipe = _pipe(api, pipe)
+    if pipe.product not in products:
+        raise UnsupportedError(f"{api}: does not exist on {pipe.product}" + (
+            " (the 3D load is never repeated there)" if cls is LoadDataRepeatParam else ""))
+    if not isinstance(params, cls):
+        raise UnsupportedError(f"{api}: takes {cls.__name__}, got {type(params).__name__}")
+    if params.repeatMode > 1:
+        raise RangeError(f"{api}: repeatMode={params.repeatMode} is outside [0, 1] on {pipe.product}")
+    old = pipe.state.get(L3D_RPT, RPT_DEFAULT)
+    pipe.state[L3D_RPT] = (params.repeatStride, params.repeatTime, params.repeatMode,
+                           old[3] if dst_stride is None else dst_stride)
+
+
 def SetLoadDataRepeat(repeatParams, pipe=None) -> None:  # noqa: N802, N803
     """``SetLoadDataRepeat(LoadDataRepeatParam)``: repeat the following 3D loads."""
-    api = "SetLoadDataRepeat"
-    pipe = _pipe(api, pipe)
-    if pipe.product not in SET_LOAD_DATA_REPEAT:
-        raise UnsupportedError(f"{api}: does not exist on {pipe.product} (the 3D load is never repeated there)")
-    if not isinstance(repeatParams, LoadDataRepeatParam):
-        raise UnsupportedError(f"{api}: takes LoadDataRepeatParam, got {type(repeatParams).__name__}")
-    p = repeatParams
-    if p.repeatMode > 1:
-        raise RangeError(f"{api}: repeatMode={p.repeatMode} is outside [0, 1] on {pipe.product}")
-    old = pipe.state.get(L3D_RPT, RPT_DEFAULT)
-    pipe.state[L3D_RPT] = (p.repeatStride, p.repeatTime, p.repeatMode, old[3])
+    _set_repeat("SetLoadDataRepeat", LoadDataRepeatParam, SET_LOAD_DATA_REPEAT, repeatParams, pipe, None)
 
 
 def SetLoadDataRepeatWithStride(repeatParams, pipe=None) -> None:  # noqa: N802, N803
     """``SetLoadDataRepeatWithStride(LoadDataRepeatParamWithStride)`` (Atlas 350): repeat and destination pitch
     (fractals) of ``LoadDataWithStride``."""
-    api = "SetLoadDataRepeatWithStride"
-    pipe = _pipe(api, pipe)
-    if pipe.product not in SET_LOAD_DATA_REPEAT_WITH_STRIDE:
-        raise UnsupportedError(f"{api}: does not exist on {pipe.product}")
-    if not isinstance(repeatParams, LoadDataRepeatParamWithStride):
-        raise UnsupportedError(f"{api}: takes LoadDataRepeatParamWithStride, got {type(repeatParams).__name__}")
     p = repeatParams
-    if p.repeatMode > 1:
-        raise RangeError(f"{api}: repeatMode={p.repeatMode} is outside [0, 1] on {pipe.product}")
-    pipe.state[L3D_RPT] = (p.repeatStride, p.repeatTime, p.repeatMode, p.dstStride)
+    _set_repeat("SetLoadDataRepeatWithStride", LoadDataRepeatParamWithStride, SET_LOAD_DATA_REPEAT_WITH_STRIDE, p,
+                pipe, getattr(p, "dstStride", None))
 
 
 __all__ = ["FmatrixMode", "IsResetLoad3dConfig", "SetFmatrix", "SetLoadDataPaddingValue", "SetLoadDataBoundary",
