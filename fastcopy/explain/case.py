@@ -71,7 +71,7 @@ def explain_case(path, op: int | None = None, point: int = 0, max_rows: int | No
         raise FastCopyError(f"explain: {path}: ops[{op}] is not an op that moves data; those are: {have}")
     with _recording(moving.index(op)) as (got, _):
         try:
-            run_program(prog)
+            run_program(prog, skip_compute=not case.allow_python)  # compute steps: only when trusted
         except CaseRunError as exc:
             if not isinstance(exc.cause, _Stop):
                 raise
