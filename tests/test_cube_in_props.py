@@ -17,20 +17,27 @@ from fastcopy.products import (DN2NZ_PATHS, LOAD2D_ADDR_MODE, LOAD3D_PATHS, LOAD
 from fastcopy.reference import loaddata as ref
 
 pytestmark = pytest.mark.filterwarnings("ignore::fastcopy.FastCopyWarning")
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 F = 512
 _INT4 = ASCEND_DTYPES["int4b_t"]
 _POS = {Phys.L1: (TPosition.A1, TPosition.B1), Phys.L0A: (TPosition.A2,), Phys.L0B: (TPosition.B2,)}
 
 
-def combos(table):
-    """(product, path, dtype) of a product table, every width represented (4-bit types excluded)."""
-    out = []
-    for product, paths in table.items():
-        for path, dtypes in paths.items():
-            for dt in sorted(dtypes - {_INT4}, key=str):
-                out.append((product, path, dt))
-    return out
+def cells(*tables):
+    """Every (product, path, element width) of the product tables, with the dtypes of that width (4-bit types
+    excluded): each is one parametrized test, the dtype drawn by hypothesis."""
+    out = {}
+    for table in tables:
+        for product, paths in table.items():
+            for path, dtypes in paths.items():
+                for dt in sorted(dtypes - {_INT4}, key=str):
+                    out.setdefault((product, path, dt.itemsize), []).append(dt)
+    return [(product, path, tuple(dts)) for (product, path, _), dts in out.items()]
+
+
+def cell_id(cell):
+    product, path, dts = cell
+    return f"{product.key}-{path[0]}-{path[1]}-b{8 * dts[0].itemsize}"
 
 
 def tensor(pipe, rng, phys, dtype, nbytes, which):
@@ -63,9 +70,10 @@ def run_both(product, path, dtype, src_bytes, dst_bytes, call, oracle, seed):
 
 
 @SETTINGS
-@given(st.sampled_from(combos(LOAD2D_PATHS)), st.data())
-def test_load2d_matches_reference(combo, data):
-    product, path, dt = combo
+@pytest.mark.parametrize("cell", cells(LOAD2D_PATHS), ids=cell_id)
+@given(st.data())
+def test_load2d_matches_reference(cell, data):
+    product, path, dt = cell[0], cell[1], data.draw(st.sampled_from(cell[2]))
     es = dt.itemsize
     l1_l0 = path[0] is Phys.L1
     transpose = l1_l0 and es == 2 and data.draw(st.booleans())
@@ -89,9 +97,10 @@ def test_load2d_matches_reference(combo, data):
 
 
 @SETTINGS
-@given(st.sampled_from(combos(LOAD2DV2_PATHS)), st.data())
-def test_load2dv2_matches_reference(combo, data):
-    product, path, dt = combo
+@pytest.mark.parametrize("cell", cells(LOAD2DV2_PATHS), ids=cell_id)
+@given(st.data())
+def test_load2dv2_matches_reference(cell, data):
+    product, path, dt = cell[0], cell[1], data.draw(st.sampled_from(cell[2]))
     es = dt.itemsize
     c0 = 32 // es
     transpose = path[0] is Phys.L1 and data.draw(st.booleans())
@@ -121,10 +130,10 @@ def test_load2dv2_matches_reference(combo, data):
 
 
 @SETTINGS
-@given(st.sampled_from(combos(LOAD2D_TRANSPOSE_PATHS) + combos(LOAD2D_TRANSPOSE_V2_PATHS)), st.booleans(),
-       st.data())
-def test_transpose_matches_reference(combo, v2, data):
-    product, path, dt = combo
+@pytest.mark.parametrize("cell", cells(LOAD2D_TRANSPOSE_PATHS, LOAD2D_TRANSPOSE_V2_PATHS), ids=cell_id)
+@given(st.booleans(), st.data())
+def test_transpose_matches_reference(cell, v2, data):
+    product, path, dt = cell[0], cell[1], data.draw(st.sampled_from(cell[2]))
     v2 = v2 and product is Product.ATLAS_350
     es = dt.itemsize
     n = {1: 2, 2: 1, 4: 2}[es]
@@ -149,9 +158,10 @@ def test_transpose_matches_reference(combo, v2, data):
 
 
 @SETTINGS
-@given(st.sampled_from(combos(DN2NZ_PATHS)), st.booleans(), st.data())
-def test_dn2nz_matches_reference(combo, small, data):
-    product, path, dt = combo
+@pytest.mark.parametrize("cell", cells(DN2NZ_PATHS), ids=cell_id)
+@given(st.booleans(), st.data())
+def test_dn2nz_matches_reference(cell, small, data):
+    product, path, dt = cell[0], cell[1], data.draw(st.sampled_from(cell[2]))
     es = dt.itemsize
     c0 = 32 // es
     nd, n = data.draw(st.integers(0, 3)), data.draw(st.integers(0, 20))
@@ -183,11 +193,12 @@ def test_dn2nz_matches_reference(combo, small, data):
 
 
 @SETTINGS
-@given(st.sampled_from(combos(LOAD3D_PATHS)), st.data())
-def test_load3d_matches_reference(combo, data):
+@pytest.mark.parametrize("cell", cells(LOAD3D_PATHS), ids=cell_id)
+@given(st.data())
+def test_load3d_matches_reference(cell, data):
     from fastcopy.reference import img2col as iref
 
-    product, path, dt = combo
+    product, path, dt = cell[0], cell[1], data.draw(st.sampled_from(cell[2]))
     es = dt.itemsize
     c0 = 32 // es
     is350 = product is Product.ATLAS_350
