@@ -388,3 +388,14 @@ def test_run_error_is_case_run_error():
     text = case_text(count=99999)
     with pytest.raises(CaseRunError):
         run_program(load_case_text(text).point(0))
+
+
+def test_a_case_may_replace_the_folder_of_an_earlier_sweep(tmp_path):
+    d = tmp_path / "d"
+    assert main(["run", str(ROOT / "examples" / "matmul_a_nd2nz_sweep.toml"), "-o", str(d), "-q"]) == 0
+    assert (d / "0000" / "manifest.json").exists()
+    path = write_case(tmp_path, case_text())
+    assert main(["run", path, "-o", str(d), "-q"]) == 0
+    assert sorted(os.listdir(d)) == ["input", "manifest.json", "output"]
+    (d / "mine.txt").write_text("x")
+    assert main(["run", path, "-o", str(d), "-q"]) == 1

@@ -9,7 +9,8 @@ its sha256. The writer keeps that true whatever happens (an error, Ctrl-C, ``kil
   one removed. At any moment the folder is either the old complete folder, absent, or the new complete folder;
 - leftovers of an interrupted write (hidden siblings whose process is gone) are removed by the next write;
 - a folder is only ever replaced when it is empty or a fastcopy golden folder (only ``input/``, ``output/``,
-  ``manifest.json``): fastcopy never deletes a folder of yours.
+  ``manifest.json``, and the ``NNNN/`` golden folders of an earlier sweep): fastcopy never deletes a folder of
+  yours.
 
 Single files (``summary.json``) are written to a temporary name and renamed over the target.
 """
@@ -165,11 +166,19 @@ def check_replaceable(directory: str) -> None:
         return
     if not os.path.isdir(directory):
         raise GoldenWriteError(f"{directory} exists and is not a folder")
-    extra = sorted(set(os.listdir(directory)) - GOLDEN_ENTRIES)
+    extra = sorted(n for n in set(os.listdir(directory)) - GOLDEN_ENTRIES if not _is_point_folder(directory, n))
     if extra:
         raise GoldenWriteError(f"{directory} exists and is not a fastcopy golden folder (it holds {extra[0]!r}"
                                f"{' and more' if len(extra) > 1 else ''}); fastcopy replaces a golden folder as a "
                                "whole, so give a new or empty folder")
+
+
+def _is_point_folder(directory: str, name: str) -> bool:
+    """``NNNN/`` of an earlier sweep run into the same folder: itself a complete fastcopy golden folder."""
+    path = os.path.join(directory, name)
+    if not name.isdigit() or os.path.islink(path) or not os.path.isfile(os.path.join(path, "manifest.json")):
+        return False
+    return set(os.listdir(path)) <= GOLDEN_ENTRIES
 
 
 class FolderWriter:
