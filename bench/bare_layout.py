@@ -15,7 +15,8 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from fastcopy.kernels.layout import copy_dense, transpose_blocks, transpose_meta  # noqa: E402
+from fastcopy.dma.abi import pack_transpose  # noqa: E402
+from fastcopy.kernels.layout import copy_dense, transpose_blocks  # noqa: E402
 
 N = 4096
 POOL = ThreadPoolExecutor(1)
@@ -59,11 +60,11 @@ def cases(es):
 
 def kern(dst, src, g, ta, tc, nt, threads):
     if threads == 1:
-        m = transpose_meta(g["burst"], g["batch"], g["a"], g["c"], ta, tc, nt)
+        m = pack_transpose(g["burst"], g["batch"], g["a"], g["c"], (ta, tc), nt, (0, 1, 0, g["a"][0]))
         return lambda: transpose_blocks(dst, 0, src, 0, m)
     na = g["a"][0]
     half = na // 2 // ta * ta
-    ms = [transpose_meta(g["burst"], g["batch"], g["a"], g["c"], ta, tc, nt, a_range=r)
+    ms = [pack_transpose(g["burst"], g["batch"], g["a"], g["c"], (ta, tc), nt, (0, 1) + r)
           for r in ((0, half), (half, na))]
     return lambda: _two(lambda m: transpose_blocks(dst, 0, src, 0, m), ms)
 
@@ -112,7 +113,7 @@ def main():
                 for th in (1, 2):
                     f[f"to_nz tile {ta}x{tc} nt={nt} threads={th}"] = kern(nz, a, to, ta, tc, nt, th)
         report(f"to_nz {N}x{N} {name}", a.nbytes, f)
-        transpose_blocks(nz, 0, a, 0, transpose_meta(32, to["batch"], to["a"], to["c"], 16, 64, 0))
+        transpose_blocks(nz, 0, a, 0, pack_transpose(32, to["batch"], to["a"], to["c"], (64, 8), 0, (0, 1, 0, nb)))
         f = {"copyto": cp, "numpy": numpy_from}
         for ta, tc in [(8, 16), (16, 16), (32, 8), (64, 8)] if sweep else [(32, 8)]:
             for nt in (0, 1):

@@ -23,3 +23,16 @@ SMALL_BYTES = 1 << 16
 #: ... and numpy runs them only for the first CALLS_BEFORE_KERNELS kernel calls of a process; after that (or at
 #: the first larger call) the numba kernels are loaded: a process making many calls benefits from them
 CALLS_BEFORE_KERNELS = 200
+#: layout kernels (fastcopy/kernels/layout.py): a step that is a 2-D transpose of 32-byte blocks and moves at
+#: least LAYOUT_BYTES runs on the cache-blocked transpose kernel, in tiles of LAYOUT_TILE_A x LAYOUT_TILE_C
+#: blocks (LAYOUT_TILE_C along the destination-contiguous loop; measured on the 2-core development machine,
+#: 4096x4096 half/float: 8 blocks deep keeps the strided side within the L1 ways)
+LAYOUT_BYTES = 1 << 16
+LAYOUT_TILE_A = 64
+LAYOUT_TILE_C = 8
+#: outputs of at least NT_BYTES (larger than a core's L2) are written with non-temporal stores where the
+#: destination runs start on 64-byte lines (measured: 1.2-1.6x regular stores for 32-64 MiB; slower below ~4 MiB)
+NT_BYTES = 8 << 20
+#: a step split across threads is cut into THREADS * CHUNKS_PER_THREAD pieces that the threads take in turn
+#: (a busy or descheduled core then delays the call by one piece, not by half of it)
+CHUNKS_PER_THREAD = 4

@@ -19,7 +19,7 @@ import numpy as np
 
 from .dtypes import as_dtype
 from .errors import ParamError, UnsupportedError
-from .memory import Memory, TensorSig
+from .memory import Memory, TensorSig, aligned_empty
 from .params import Nd2NzParams, Nz2NdParamsFull
 from .dma.lower import make_plan
 from .dma.steps import Fill, Move
@@ -66,7 +66,7 @@ def nz_shape(shape, dtype, c0=None) -> tuple:
 
 def _out(out, shape, dt, api: str, a: np.ndarray) -> np.ndarray:
     if out is None:
-        return np.empty(shape, dt)
+        return aligned_empty(math.prod(shape) * dt.itemsize, shape, dt)
     if not isinstance(out, np.ndarray) or out.shape != tuple(shape) or out.dtype != dt or not out.flags.c_contiguous \
             or not out.flags.writeable:
         got = f"{out.shape} {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__

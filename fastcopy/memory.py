@@ -21,6 +21,16 @@ _PLANE_LOCK = threading.Lock()
 DEFAULT_POISON = 0xFF
 
 
+def aligned_empty(nbytes: int, shape=None, dtype=np.uint8) -> np.ndarray:
+    """An uninitialised array of ``nbytes`` bytes (viewed as ``shape`` / ``dtype``) starting on a 64-byte
+    boundary (numpy's large arrays start 16 bytes into a page): whole cache lines from its first byte, as the
+    non-temporal stores of the layout kernels need."""
+    buf = np.empty(nbytes + 64, np.uint8)
+    start = (-buf.ctypes.data) % 64
+    out = buf[start:start + nbytes]
+    return out if shape is None else out.view(dtype).reshape(shape)
+
+
 class Memory:
     """One flat byte space (a GM array or a physical on-chip buffer) and its definedness plane."""
 
@@ -324,10 +334,13 @@ class TPipe:
             if phys not in self.capacities:
                 raise UnsupportedError(f"{self.product} has no {phys} buffer")
             n = self.capacities[phys]
-            # both arrays written now (np.full, not calloc'd np.zeros): their pages are faulted in here, not by
-            # the first copy into the buffer
-            mem = Memory(np.full(n, self.poison, np.uint8), phys, pipe=self, plane=np.full(n, 0, np.uint8),
-                         poison=self.poison)
+            # both arrays written now (not calloc'd np.zeros): their pages are faulted in here, not by the first
+            # copy into the buffer
+            data = aligned_empty(n)
+            data.fill(self.poison)
+            plane = aligned_empty(n)
+            plane.fill(0)
+            mem = Memory(data, phys, pipe=self, plane=plane, poison=self.poison)
             self._buffers[phys] = mem
         return mem
 

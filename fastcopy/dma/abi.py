@@ -12,6 +12,17 @@ this call covers (so a step can be split across threads). For each offset ``o`` 
 
     d = dbase + doffs[o] + i0*d0 + i1*d1 + i2*d2 + i3*d3;  s = sbase + soffs[o] + i0*s0 + ...
     dst[d:d+burst] = src[s:s+burst]
+
+Layout kernels (``transpose_blocks``, ``copy_dense`` in :mod:`fastcopy.kernels.layout`) work on ``uint8`` views
+in bytes. ``transpose_blocks`` takes::
+
+    meta = [burst, nb, sb, db, na, sa, da, nc, sc, dc, tile_a, tile_c, b_lo, b_hi, a_lo, a_hi, nt]
+
+for ``ib in [b_lo, b_hi)``, ``ia in [a_lo, a_hi)``, ``ic < nc`` (walked in tiles of ``tile_a x tile_c``)::
+
+    dst[d:d+burst] = src[s:s+burst],  d = dbase + ib*db + ia*da + ic*dc,  s = sbase + ib*sb + ia*sa + ic*sc
+
+``copy_dense(dst, d, src, s, n, nt)`` takes its range as plain arguments.
 """
 
 from __future__ import annotations
@@ -60,3 +71,20 @@ def offsets_of(meta) -> tuple:
     """(doffs, soffs) of the whole step (every chunk)."""
     n = int(meta[NOFF])
     return meta[OFFS:OFFS + n], meta[OFFS + n:OFFS + 2 * n]
+
+
+(T_BURST, T_NB, T_SB, T_DB, T_NA, T_SA, T_DA, T_NC, T_SC, T_DC, T_TILE_A, T_TILE_C, T_B_LO, T_B_HI, T_A_LO,
+ T_A_HI, T_NT) = range(17)
+
+
+def pack_transpose(burst: int, batch, a, c, tiles, nt: bool, chunk) -> np.ndarray:
+    """One ``transpose_blocks`` call's ``meta``: ``batch``/``a``/``c`` = (count, src stride, dst stride) in
+    bytes, ``tiles`` = (tile_a, tile_c), ``chunk`` = (b_lo, b_hi, a_lo, a_hi)."""
+    return np.array([burst, *batch, *a, *c, *tiles, *chunk, int(nt)], np.int64)
+
+
+def without_nt(meta) -> np.ndarray:
+    """The same transpose with regular stores (definedness planes: small, read back soon)."""
+    out = meta.copy()
+    out[T_NT] = 0
+    return out

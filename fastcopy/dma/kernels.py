@@ -14,7 +14,7 @@ import os
 from .. import config
 from . import abi, npkernels
 
-KERNELS = ("copy_strided", "fill_strided", "all_set")
+KERNELS = ("copy_strided", "fill_strided", "all_set", "transpose_blocks", "copy_dense")
 _calls = 0
 
 
@@ -35,7 +35,8 @@ def use(which: str) -> None:
     elif which == "auto":
         _calls = 0
         g = globals()
-        g.update(copy_strided=_copy_strided, fill_strided=_fill_strided, all_set=_all_set)
+        g.update(copy_strided=_copy_strided, fill_strided=_fill_strided, all_set=_all_set,
+                 transpose_blocks=_transpose_blocks, copy_dense=_copy_dense)
     else:
         raise ValueError(f"FASTCOPY_KERNELS={which!r}: use numba, numpy or auto")
 
@@ -87,6 +88,17 @@ def _all_set(src, sbase, meta, value):
     return all_set(src, sbase, meta, value)
 
 
+def _transpose_blocks(dst, dbase, src, sbase, meta):
+    load()
+    return transpose_blocks(dst, dbase, src, sbase, meta)
+
+
+def _copy_dense(dst, d, src, s, n, nt):
+    load()
+    return copy_dense(dst, d, src, s, n, nt)
+
+
 copy_strided, fill_strided, all_set = _copy_strided, _fill_strided, _all_set
+transpose_blocks, copy_dense = _transpose_blocks, _copy_dense
 if os.environ.get("FASTCOPY_KERNELS"):
     use(os.environ["FASTCOPY_KERNELS"])

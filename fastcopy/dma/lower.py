@@ -24,7 +24,7 @@ from .steps import Convert, Fill, Move, check_span, hull, step_spans, written
 class KStep(NamedTuple):
     """A step lowered for the kernels: offsets/strides in units of the view width ``w``."""
 
-    kind: str  # "copy" | "fill" | "convert"
+    kind: str  # "copy" | "fill" | "convert" | "transpose" | "dense" (the layout kernels, see match_kernel)
     w: int
     doffs: tuple  # offsets in units (see _units)
     soffs: tuple
@@ -123,9 +123,53 @@ def _units(offs, residue: int, w: int) -> tuple:
 
 
 def match_kernel(step, src_residue: int, dst_residue: int):
-    """The one place a plan step is matched to a dedicated kernel of :mod:`fastcopy.kernels` (a 2-D transpose
-    of 32-byte blocks, a dense copy, ...): its kernel steps, or None to use the generic strided kernels."""
-    return None
+    """The one place a plan step is matched to a dedicated kernel of :mod:`fastcopy.kernels` instead of the
+    generic strided one (only for steps whose writes never overlap): a 2-D transpose of 32-byte blocks
+    (ND2NZ, NZ2ND, to_nz / from_nz, the ND2NZ stage of UB->TSCM) goes to ``transpose_blocks``, one large
+    contiguous burst to ``copy_dense``. Returns their kernel steps, or None."""
+    if not isinstance(step, Move) or len(step.dst_offs) != 1:
+        return None
+    burst, loops = optimise_loops(step.burst, step.loops, 2, 1)
+    nbytes = written(step)
+    if nbytes < config.LAYOUT_BYTES:
+        return None
+    if not loops and nbytes >= config.NT_BYTES:
+        return (_dense_step(step, burst),)
+    # (batch,) a, c: c writes the destination contiguously, a reads the source contiguously
+    if (burst % 32 or burst > 256 or len(loops) not in (2, 3) or loops[-1][2] != burst or loops[-2][1] != burst
+            or any(x < 0 for lp in loops for x in lp)):
+        return None
+    batch = loops[0] if len(loops) == 3 else (1, 0, 0)
+    a, c = loops[-2], loops[-1]
+    tiles = (config.LAYOUT_TILE_A, config.LAYOUT_TILE_C)
+    nt = nbytes >= config.NT_BYTES
+    chunks = _layout_chunks(batch[0], a[0], nbytes)
+    metas = tuple(abi.pack_transpose(burst, batch, a, c, tiles, nt, ch) for ch in chunks)
+    return (KStep("transpose", 1, step.dst_offs, step.src_offs, burst, (batch, a, c), np.uint64(0), True, step,
+                  chunks, (), metas),)
+
+
+def _pieces(n: int, nbytes: int, align: int = 1) -> list:
+    """Cut ``range(n)`` into the pieces the threads share (multiples of ``align`` but the last); one piece when
+    the work is small or there is one thread."""
+    if config.THREADS < 2 or nbytes < config.PARALLEL_BYTES:
+        return [(0, n)]
+    want = config.THREADS * config.CHUNKS_PER_THREAD
+    size = max(align, -(-n // want) // align * align)
+    return [(lo, min(lo + size, n)) for lo in range(0, n, size)]
+
+
+def _layout_chunks(nb: int, na: int, nbytes: int) -> tuple:
+    """``(b_lo, b_hi, a_lo, a_hi)`` per piece: along ``a``, or along the batch if it is longer."""
+    if nb > na:
+        return tuple((lo, hi, 0, na) for lo, hi in _pieces(nb, nbytes))
+    return tuple((0, nb, lo, hi) for lo, hi in _pieces(na, nbytes))
+
+
+def _dense_step(step, burst: int) -> KStep:
+    """One contiguous burst of at least NT_BYTES: ``copy_dense`` pieces (bytes) with non-temporal stores."""
+    pieces = tuple((lo, hi - lo) for lo, hi in _pieces(burst, burst, 4096))
+    return KStep("dense", 1, step.dst_offs, step.src_offs, burst, (), np.uint64(0), True, step, pieces, (), pieces)
 
 
 def lower_all(step, src_residue: int, dst_residue: int, reorder: bool) -> tuple:
@@ -231,7 +275,7 @@ def _split_burst(ks: KStep) -> tuple:
 
 def finalize(ks: KStep) -> KStep:
     """Pack what the kernels need into one ``meta`` array per chunk (see :mod:`.abi`)."""
-    if ks.kind == "convert":
+    if ks.kind in ("convert", "transpose", "dense"):  # (layout kernel steps are packed by match_kernel)
         return ks
     metas = tuple(abi.pack(ks.burst, ks.loops, chunk, ks.doffs, ks.soffs) for chunk in ks.chunks)
     return KStep._make(ks[:-1] + (metas,))  # (faster than _replace; metas is the last field)
@@ -286,7 +330,7 @@ def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False, effec
         seen = set()
         marked = []
         for ks in ksteps:
-            if ks.kind == "copy" and id(ks.step) not in seen:
+            if ks.kind in ("copy", "transpose", "dense") and id(ks.step) not in seen:
                 seen.add(id(ks.step))
                 ks = ks._replace(mark=_marks(ks.step, dst.host_mod))
             marked.append(ks)

@@ -44,3 +44,31 @@ def all_set(src, sbase, meta, value) -> bool:
     n_off = int(meta[abi.NOFF])
     whole[abi.RANGE:abi.RANGE + 4] = (0, n_off, 0, meta[abi.LOOPS])
     return bool(np.all(src[_index(sbase, whole, 1)] == src.dtype.type(value)))
+
+
+# ------------------------------------------------------------------ the layout kernels (byte views, see .abi)
+def _blocks(view, base: int, meta, col: int) -> np.ndarray:
+    """The (batch, a, c, burst) byte blocks one ``transpose_blocks`` / ``copy_rows`` call touches, as a view
+    (strides are never negative there: the lowering only matches such steps)."""
+    burst = int(meta[0])
+    counts = (int(meta[13] - meta[12]), int(meta[15] - meta[14]), int(meta[7]))
+    strides = tuple(int(meta[k + col]) for k in (1, 4, 7))  # col 1: source strides, 2: destination strides
+    start = base + int(meta[12]) * strides[0] + int(meta[14]) * strides[1]
+    if 0 in counts:
+        return view[start:start]
+    return np.lib.stride_tricks.as_strided(view[start:], counts + (burst,), strides + (1,), writeable=col == 2)
+
+
+def transpose_blocks(dst, dbase, src, sbase, meta) -> None:
+    np.copyto(_blocks(dst, dbase, meta, 2), _blocks(src, sbase, meta, 1))
+
+
+copy_rows = transpose_blocks  # (its meta has nc = 1)
+
+
+def copy_dense(dst, d, src, s, n, nt) -> None:
+    dst[d:d + n] = src[s:s + n]
+
+
+def fill_dense(dst, d, n, pattern) -> None:
+    dst[d:d + n] = pattern[0]

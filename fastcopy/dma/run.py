@@ -9,6 +9,7 @@ than once with different values becomes undefined) and calls whose source and de
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 
 import numpy as np
@@ -107,19 +108,52 @@ if hasattr(os, "register_at_fork"):
 
 
 def _parallel(fn, chunks) -> None:
-    """Run ``fn(chunk)`` for every chunk: the first in this thread, the others in the pool (GIL released)."""
+    """Run ``fn(chunk)`` for every chunk, the pool's worker threads and this one taking chunks in turn (the
+    kernels release the GIL). This thread waits only for chunks a worker has started: a worker that a busy
+    machine has not scheduled yet finds nothing left to do, instead of holding the call up."""
     global _pool
-    if len(chunks) == 1:
+    n = len(chunks)
+    if n == 1:
         fn(chunks[0])
         return
     if _pool is None:
         from concurrent.futures import ThreadPoolExecutor
 
-        _pool = ThreadPoolExecutor(max_workers=len(chunks) - 1, thread_name_prefix="fastcopy")
-    futures = [_pool.submit(fn, c) for c in chunks[1:]]
-    fn(chunks[0])
-    for f in futures:
-        f.result()
+        _pool = ThreadPoolExecutor(max_workers=config.THREADS - 1 or 1, thread_name_prefix="fastcopy")
+    lock = threading.Lock()
+    idle = threading.Event()
+    idle.set()
+    state = [0, 0]  # next chunk, chunks running in workers
+
+    def worker():
+        while True:
+            with lock:
+                i = state[0]
+                if i >= n:
+                    return
+                state[0] = i + 1
+                state[1] += 1
+                idle.clear()
+            try:
+                fn(chunks[i])
+            finally:
+                with lock:
+                    state[1] -= 1
+                    if not state[1]:
+                        idle.set()
+
+    futures = [_pool.submit(worker) for _ in range(min(config.THREADS, n) - 1)]
+    while True:
+        with lock:
+            i = state[0]
+            if i >= n:
+                break
+            state[0] = i + 1
+        fn(chunks[i])
+    idle.wait()
+    for f in futures:  # surface a worker's exception (if it ran); never blocks on one that did not start
+        if f.done():
+            f.result()
 
 
 def _run_fast(plan: Plan, dst, src) -> None:
@@ -135,6 +169,8 @@ def _run_fast(plan: Plan, dst, src) -> None:
         w = ks.w
         if ks.kind == "copy":
             _copy_step(ks, w, dst, src, src_defined, not mark_span and not already)
+        elif ks.kind in ("transpose", "dense"):
+            _layout_step(ks, dst, src, src_defined, not mark_span and not already)
         elif ks.kind == "fill":
             dview, dshift = dmem.view(w)
             dbase = (dst.offset - dshift) // w
@@ -203,6 +239,29 @@ def _copy_step(ks, w, dst, src, src_defined: bool, mark: bool = True) -> None:
     dmem.materialize_plane()
     dmem.forget()
     _copy(ks, dmem.view(w, plane=True)[0], dbase, sp, sbase)
+
+
+def _layout_step(ks, dst, src, src_defined: bool, mark: bool) -> None:
+    """A layout-kernel step (``transpose_blocks`` / ``copy_dense`` on byte views): data, then the plane as in
+    :func:`_copy_step` (the source's plane moved by the same kernel when the source is not all defined)."""
+    dmem, smem = dst.memory, src.memory
+    dbase, sbase = dst.offset + ks.doffs[0], src.offset + ks.soffs[0]
+    _layout(ks, dmem.data, dbase, smem.data, sbase)
+    if src_defined:
+        if dmem.plane is not None and mark:
+            _plane_mark(ks, dst)
+        return
+    dmem.materialize_plane()
+    dmem.forget()
+    _layout(ks, dmem.plane, dbase, smem.plane, sbase, nt=False)
+
+
+def _layout(ks, dview, dbase, sview, sbase, nt: bool = True) -> None:
+    if ks.kind == "transpose":
+        metas = ks.metas if nt else tuple(abi.without_nt(m) for m in ks.metas)
+        _parallel(lambda m: K.transpose_blocks(dview, dbase, sview, sbase, m), metas)
+    else:
+        _parallel(lambda p: K.copy_dense(dview, dbase + p[0], sview, sbase + p[0], p[1], nt), ks.metas)
 
 
 def _span_defined(t, span) -> bool:

@@ -1,39 +1,27 @@
-"""Layout kernels: a cache-blocked 2-D transpose of blocks (ND2NZ / NZ2ND / to_nz / from_nz) and a dense copy,
-on flat ``uint8`` views (one compiled specialisation each), with optional non-temporal stores.
+"""Layout kernels on flat ``uint8`` views (one compiled specialisation each), all values in bytes:
 
-Transpose: one plan step whose two innermost loops are a transpose of ``burst``-byte blocks, ``a`` (outer)
-and ``c`` (inner, chosen by the lowering so that the destination is written in increasing address order),
-with an optional outer batch loop ``b``::
+- ``transpose_blocks``: a 2-D transpose of ``burst``-byte blocks (ND2NZ / NZ2ND / to_nz / from_nz), walked in
+  tiles of ``tile_a x tile_c`` blocks (reads of one tile share cache lines and TLB entries; writes are
+  ``tile_a`` sequential runs). ``nt = 1`` asks for non-temporal stores (bypassing the caches; the kernel then
+  ends with a store fence); the kernel uses them only when the destination runs are contiguous
+  (``dc == burst``, ``burst`` a multiple of 32) and each starts on a 64-byte line (regular stores otherwise:
+  measured, non-temporal runs starting mid-line are slower than regular stores).
+- ``copy_dense``: one contiguous range, non-temporal for its whole 64-byte lines when ``nt``.
 
-    for ib in [b_lo, b_hi): for ia in [a_lo, a_hi): for ic in [0, nc):
-        d = dbase + ib*db + ia*da + ic*dc;  s = sbase + ib*sb + ia*sa + ic*sc
-        dst[d:d+burst] = src[s:s+burst]
-
-walked in tiles of ``tile_a x tile_c`` blocks (reads of one tile share cache lines and TLB entries; writes
-are ``tile_a`` sequential runs). ``nt = 1`` asks for non-temporal stores (bypassing the caches; the kernel
-then ends with a store fence); the kernel uses them only when the destination runs are contiguous
-(``dc == burst``, ``burst`` a multiple of 32) and each starts on a 64-byte line (regular stores otherwise:
-measured, non-temporal runs starting mid-line are slower than regular stores). All values in bytes. ``meta`` (int64)::
-
-    [burst, nb, sb, db, na, sa, da, nc, sc, dc, tile_a, tile_c, b_lo, b_hi, a_lo, a_hi, nt]
-
-Dense copy: ``dst[d:d+n] = src[s:s+n]``, non-temporal for the whole 64-byte lines when ``nt`` (regular
-stores for the head and tail).
+The ``meta`` layout of ``transpose_blocks`` is defined (and packed) by :mod:`fastcopy.dma.abi`.
 """
 
-import numpy as np
 from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from ..dma.abi import (T_A_HI, T_A_LO, T_B_HI, T_B_LO, T_BURST, T_DA, T_DB, T_DC, T_NC, T_NT, T_SA, T_SB, T_SC,
+                       T_TILE_A, T_TILE_C)
 from .intrinsics import memcpy_units
 
 _V32 = ir.VectorType(ir.IntType(64), 4)
 
-(T_BURST, T_NB, T_SB, T_DB, T_NA, T_SA, T_DA, T_NC, T_SC, T_DC, T_TILE_A, T_TILE_C, T_B_LO, T_B_HI, T_A_LO,
- T_A_HI, T_NT) = range(17)
-T_LEN = 17
 
 
 def _block_ptrs(context, builder, signature, args):
@@ -170,10 +158,3 @@ def copy_dense(dst, d, src, s, n, nt):
         k += 64
     memcpy_units(dst, d + k, src, s + k, n - k)
     store_fence()
-
-
-def transpose_meta(burst, batch, a, c, tile_a, tile_c, nt, b_range=None, a_range=None) -> np.ndarray:
-    """Pack a transpose step: ``batch``/``a``/``c`` are ``(count, src stride, dst stride)`` in bytes."""
-    b_lo, b_hi = b_range if b_range is not None else (0, batch[0])
-    a_lo, a_hi = a_range if a_range is not None else (0, a[0])
-    return np.array([burst, *batch, *a, *c, tile_a, tile_c, b_lo, b_hi, a_lo, a_hi, int(nt)], np.int64)
