@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fastcopy.kernels.layout import copy_dense, transpose_blocks, transpose_meta
+from fastcopy.dma.abi import pack_transpose
+from fastcopy.kernels.layout import copy_dense, transpose_blocks
 
 
 def _aligned(n, shift):
@@ -60,7 +61,7 @@ def test_transpose_matches_loops(case):
     src[:] = np.random.default_rng(1).integers(0, 256, n, dtype=np.uint8)
     dst = _aligned(n, shift_d)
     want = _expected(dst, dbase, src, sbase, burst, batch, a, c, b_range, a_range)
-    meta = transpose_meta(burst, batch, a, c, tile_a, tile_c, nt, b_range=b_range, a_range=a_range)
+    meta = pack_transpose(burst, batch, a, c, (tile_a, tile_c), nt, b_range + a_range)
     transpose_blocks(dst, dbase, src, sbase, meta)
     assert np.array_equal(dst, want)
 

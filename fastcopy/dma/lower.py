@@ -75,17 +75,24 @@ def _width(values) -> int:
     return 1
 
 
-def _loops_units(loops, w, cols) -> tuple:
-    """``MAX_LOOPS x (count, src, dst)`` in view units; real loops first, padding (count 1) after."""
+def _loops_units(loops, w, cols, n_off: int, nbytes: int) -> tuple:
+    """``MAX_LOOPS x (count, src, dst)`` in view units, degenerate loops (count 1) outermost so the kernel's
+    inner loops are real ones (measured: 1.5-1.9x on 32-byte bursts); except that a step the threads share
+    along its outermost loop keeps that loop first (the kernel splits loop 0)."""
     if len(loops) > MAX_LOOPS:
         raise AssertionError("plan step has more loops than the kernels support")
-    out = []
+    real = []
     for lp in loops:
+        if lp[0] == 1:
+            continue
         row = [lp[0], 0, 0]
         for c_src, c_dst in cols:
             row[c_dst] = lp[c_src] // w
-        out.append(tuple(row))
-    return tuple(out) + ((1, 0, 0),) * (MAX_LOOPS - len(loops))
+        real.append(tuple(row))
+    pad = ((1, 0, 0),) * (MAX_LOOPS - len(real))
+    if real and _splits(n_off, real[0][0], nbytes):
+        return (real[0],) + pad + tuple(real[1:])
+    return pad + tuple(real)
 
 
 def optimise_loops(burst: int, loops, dst_col: int, src_col: int | None):
@@ -209,20 +216,27 @@ def lower(step, src_residue: int, dst_residue: int, reorder: bool = False) -> KS
     if isinstance(step, Move):
         vals = [step.burst, *[lp[1] for lp in step.loops], *[lp[2] for lp in step.loops]]
         w = _width(vals + [src_residue + o for o in step.src_offs] + [dst_residue + o for o in step.dst_offs])
-        loops = _loops_units(step.loops, w, ((1, 1), (2, 2)))
+        nbytes = written(step)
+        loops = _loops_units(step.loops, w, ((1, 1), (2, 2)), len(step.dst_offs), nbytes)
         return KStep("copy", w, _units(step.dst_offs, dst_residue, w), _units(step.src_offs, src_residue, w),
                      step.burst // w, loops, np.uint64(0), True, step,
-                     split(len(step.dst_offs), loops[0][0], written(step)))
+                     split(len(step.dst_offs), loops[0][0], nbytes))
     if isinstance(step, Fill):
         es = len(step.pattern) if step.pattern is not None else 1
         w = _width([step.burst, *[lp[1] for lp in step.loops]] + [dst_residue + o for o in step.dst_offs])
         if step.pattern is not None and w < es and len(set(step.pattern)) > 1:
             raise AssertionError("fill pattern wider than the view width")
         value = _replicate(step.pattern, w) if step.pattern is not None else np.uint64(0)
-        loops = _loops_units(step.loops, w, ((1, 2),))
+        nbytes = written(step)
+        loops = _loops_units(step.loops, w, ((1, 2),), len(step.dst_offs), nbytes)
         return KStep("fill", w, _units(step.dst_offs, dst_residue, w), (), step.burst // w, loops, value,
-                     step.pattern is not None, step, split(len(step.dst_offs), loops[0][0], written(step)))
+                     step.pattern is not None, step, split(len(step.dst_offs), loops[0][0], nbytes))
     return KStep("convert", 1, (), (), 0, (), np.uint64(0), True, step, ())
+
+
+def _splits(n_off: int, n0: int, nbytes: int) -> bool:
+    """Whether :func:`split` shares a step along its outermost loop (not its offsets list)."""
+    return config.THREADS >= 2 and nbytes >= config.PARALLEL_BYTES and n_off < 2 and n0 >= 2
 
 
 def split(n_off: int, n0: int, nbytes: int, threads: int | None = None) -> tuple:

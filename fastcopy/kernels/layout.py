@@ -16,8 +16,6 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ..dma.abi import (T_A_HI, T_A_LO, T_B_HI, T_B_LO, T_BURST, T_DA, T_DB, T_DC, T_NC, T_NT, T_SA, T_SB, T_SC,
-                       T_TILE_A, T_TILE_C)
 from .intrinsics import memcpy_units
 
 _V32 = ir.VectorType(ir.IntType(64), 4)
@@ -100,18 +98,20 @@ def _block_nt(dst, d, src, s, burst):
 
 @njit(cache=True, nogil=True, boundscheck=False)
 def transpose_blocks(dst, dbase, src, sbase, meta):
-    burst = meta[T_BURST]
-    sb, db = meta[T_SB], meta[T_DB]
-    sa, da = meta[T_SA], meta[T_DA]
-    nc, sc, dc = meta[T_NC], meta[T_SC], meta[T_DC]
-    ta, tc = meta[T_TILE_A], meta[T_TILE_C]
-    a_lo, a_hi = meta[T_A_LO], meta[T_A_HI]
-    b_lo = meta[T_B_LO]
+    # meta: [burst, nb, sb, db, na, sa, da, nc, sc, dc, tile_a, tile_c, b_lo, b_hi, a_lo, a_hi, nt]
+    # (fastcopy.dma.abi.pack_transpose; kernels import nothing above them)
+    burst = meta[0]
+    sb, db = meta[2], meta[3]
+    sa, da = meta[5], meta[6]
+    nc, sc, dc = meta[7], meta[8], meta[9]
+    ta, tc = meta[10], meta[11]
+    a_lo, a_hi = meta[14], meta[15]
+    b_lo = meta[12]
     # non-temporal stores: contiguous destination runs (dc == burst) that start on 64-byte lines (measured: a
     # run starting mid-line is slower with them than without); checked here, so no plan can make them fault
     first = dst.ctypes.data + dbase + b_lo * db + a_lo * da
-    nt = meta[T_NT] != 0 and dc == burst and burst % 32 == 0 and (db | da | tc * dc | first) % 64 == 0
-    for ib in range(b_lo, meta[T_B_HI]):
+    nt = meta[16] != 0 and dc == burst and burst % 32 == 0 and (db | da | tc * dc | first) % 64 == 0
+    for ib in range(b_lo, meta[13]):
         sbb = sbase + ib * sb
         dbb = dbase + ib * db
         for a0 in range(a_lo, a_hi, ta):
