@@ -30,6 +30,10 @@ CALLS_BEFORE_KERNELS = 200
 LAYOUT_BYTES = 1 << 16
 LAYOUT_TILE_A = 64
 LAYOUT_TILE_C = 8
+#: destinations whose runs do not start on 64-byte lines (numpy's own large arrays start 16 bytes in) take
+#: regular stores and longer runs, so that fewer lines are shared by two runs written at different times
+LAYOUT_TILE_A_UNALIGNED = 32
+LAYOUT_TILE_C_UNALIGNED = 32
 #: outputs of at least NT_BYTES (larger than a core's L2) are written with non-temporal stores where the
 #: destination runs start on 64-byte lines (measured: 1.2-1.6x regular stores for 32-64 MiB; slower below ~4 MiB)
 NT_BYTES = 8 << 20
