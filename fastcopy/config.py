@@ -40,3 +40,6 @@ NT_BYTES = 8 << 20
 #: a step split across threads is cut into THREADS * CHUNKS_PER_THREAD pieces that the threads take in turn
 #: (a busy or descheduled core then delays the call by one piece, not by half of it)
 CHUNKS_PER_THREAD = 4
+#: the small-call path consults the known-defined ranges of a destination (and skips setting its plane) for
+#: dense spans of at least this many bytes; below it setting the span is cheaper than the lookup
+KNOWN_BYTES = 1 << 15

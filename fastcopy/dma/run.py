@@ -58,7 +58,12 @@ def execute(plan: Plan, dst, src) -> None:
             K.copy_strided(dview, (dst.offset - dshift) // w, sview, (src.offset - sshift) // w, meta)
             if dmem.plane is not None:
                 if len(mark) == 2:  # a small dense span: numpy's memset beats a kernel dispatch
-                    dmem.plane[dst.offset + mark[0]:dst.offset + mark[1]] = 1
+                    lo, hi = dst.offset + mark[0], dst.offset + mark[1]
+                    if hi - lo < config.KNOWN_BYTES:  # (a lookup costs more than setting a small span)
+                        dmem.plane[lo:hi] = 1
+                    elif not dmem.known_defined(lo, hi):  # a repeated large call skips its plane
+                        dmem.plane[lo:hi] = 1
+                        dmem.note_defined(lo, hi)
                 else:
                     mw, mmeta, mvalue = mark
                     pview, pshift = dmem.view(mw, plane=True)
