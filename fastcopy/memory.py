@@ -21,12 +21,13 @@ _PLANE_LOCK = threading.Lock()
 DEFAULT_POISON = 0xFF
 
 
-def aligned_empty(nbytes: int, shape=None, dtype=np.uint8) -> np.ndarray:
-    """An uninitialised array of ``nbytes`` bytes (viewed as ``shape`` / ``dtype``) starting on a 64-byte
-    boundary (numpy's large arrays start 16 bytes into a page): whole cache lines from its first byte, as the
-    non-temporal stores of the layout kernels need."""
-    buf = np.empty(nbytes + 64, np.uint8)
-    start = (-buf.ctypes.data) % 64
+def aligned_empty(nbytes: int, shape=None, dtype=np.uint8, offset: int = 0) -> np.ndarray:
+    """An uninitialised array of ``nbytes`` bytes (viewed as ``shape`` / ``dtype``) starting ``offset`` bytes
+    after a 64-byte boundary. ``offset=0``: whole cache lines from its first byte, as the non-temporal stores of
+    the layout kernels need; ``offset=16``: where numpy's own large arrays start (memcpy between two equally
+    misaligned arrays measured 20% faster than between a line-aligned and a misaligned one)."""
+    buf = np.empty(nbytes + 128, np.uint8)
+    start = (-buf.ctypes.data) % 64 + offset
     out = buf[start:start + nbytes]
     return out if shape is None else out.view(dtype).reshape(shape)
 
@@ -335,10 +336,12 @@ class TPipe:
                 raise UnsupportedError(f"{self.product} has no {phys} buffer")
             n = self.capacities[phys]
             # both arrays written now (not calloc'd np.zeros): their pages are faulted in here, not by the first
-            # copy into the buffer
-            data = aligned_empty(n)
+            # copy into the buffer. L1 (the ND2NZ destination) starts on a cache line, for the layout kernels'
+            # non-temporal stores; the other buffers where numpy's large GM arrays start, for dense copies
+            offset = 0 if phys is Phys.L1 else 16
+            data = aligned_empty(n, offset=offset)
             data.fill(self.poison)
-            plane = aligned_empty(n)
+            plane = aligned_empty(n, offset=offset)
             plane.fill(0)
             mem = Memory(data, phys, pipe=self, plane=plane, poison=self.poison)
             self._buffers[phys] = mem

@@ -57,17 +57,19 @@ def execute(plan: Plan, dst, src) -> None:
             sview, sshift = smem.view(w)
             K.copy_strided(dview, (dst.offset - dshift) // w, sview, (src.offset - sshift) // w, meta)
             if dmem.plane is not None:
-                if len(mark) == 2:  # a small dense span: numpy's memset beats a kernel dispatch
-                    lo, hi = dst.offset + mark[0], dst.offset + mark[1]
-                    if hi - lo < config.KNOWN_BYTES:  # (a lookup costs more than setting a small span)
-                        dmem.plane[lo:hi] = 1
-                    elif not dmem.known_defined(lo, hi):  # a repeated large call skips its plane
-                        dmem.plane[lo:hi] = 1
+                lo, hi = dst.offset + plan.write[0], dst.offset + plan.write[1]
+                if hi - lo >= config.KNOWN_BYTES and dmem.known_defined(lo, hi):
+                    pass  # a repeated large call: its destination span is already all defined
+                elif len(mark) == 2:  # a small dense span: numpy's memset beats a kernel dispatch
+                    dmem.plane[lo:hi] = 1
+                    if hi - lo >= config.KNOWN_BYTES:  # (a lookup costs more than setting a small span)
                         dmem.note_defined(lo, hi)
                 else:
                     mw, mmeta, mvalue = mark
                     pview, pshift = dmem.view(mw, plane=True)
                     K.fill_strided(pview, (dst.offset - pshift) // mw, mmeta, mvalue)
+                    if plan.dense and hi - lo >= config.KNOWN_BYTES:
+                        dmem.note_defined(lo, hi)
             return
     for msg in plan.warnings:
         warnings.warn(msg, FastCopyWarning, stacklevel=3)
