@@ -1,7 +1,9 @@
-"""The ceiling on this machine: the layout kernels called bare (no fastcopy planning or dispatch around them),
-against np.copyto of the same bytes and the plain-numpy way, 4096 x 4096 half and float, interleaved medians.
+"""The ceiling on this machine: the layout kernels called bare (no fastcopy planning, dispatch or definedness
+around them; the thread split by hand on a one-worker pool), against np.copyto of the same bytes and the
+plain-numpy way, interleaved medians. Also the third table of bench/report.py.
 
-    python bench/bare_layout.py [--tiles]      # --tiles: also sweep tile sizes
+    python bench/bare_layout.py            # the ceiling table
+    python bench/bare_layout.py --tiles    # also sweep tile sizes and store kinds (slow)
 """
 
 from __future__ import annotations
@@ -17,122 +19,108 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from fastcopy.dma.abi import pack_transpose  # noqa: E402
 from fastcopy.kernels.layout import copy_dense, transpose_blocks  # noqa: E402
+from fastcopy.kernels.strided import copy_strided  # noqa: E402
+from fastcopy.memory import aligned_empty  # noqa: E402
 
 N = 4096
 POOL = ThreadPoolExecutor(1)
 
 
-def _two(fn, metas):
-    f = POOL.submit(fn, metas[1])
-    fn(metas[0])
+def _two(fn, parts):
+    f = POOL.submit(fn, parts[1])
+    fn(parts[0])
     f.result()
 
 
-def aligned(n):
-    """A fresh uint8 array of n bytes starting on a 64-byte boundary (numpy's large arrays start 16 bytes in)."""
-    buf = np.empty(n + 64, np.uint8)
-    o = (-buf.ctypes.data) % 64
-    return buf[o:o + n]
-
-
-def cases(es):
-    rng = np.random.default_rng(0)
-    a = rng.integers(0, 256, N * N * es, dtype=np.uint8)
-    row = N * es
-    nb = row // 32
-    nz, nd, b = aligned(a.size), aligned(a.size), aligned(a.size)
-    c0 = 32 // es
-    dt = np.float16 if es == 2 else np.float32
-    av, nzv, ndv = a.view(dt).reshape(N, N), nz.view(dt), nd.view(dt)
-
-    def numpy_to():
-        np.copyto(nzv.reshape(N // c0, N, c0), av.reshape(N, N // c0, c0).transpose(1, 0, 2))
-
-    def numpy_from():
-        np.copyto(ndv.reshape(N, N // c0, c0), nzv.reshape(N // c0, N, c0).transpose(1, 0, 2))
-
-    # to_nz: a = block column (src +32, dst +N*32), c = row (src +row, dst +32)
-    to = dict(burst=32, batch=(1, 0, 0), a=(nb, 32, N * 32), c=(N, row, 32))
-    # from_nz: a = row (src +32, dst +row), c = block column (src +N*32, dst +32)
-    fr = dict(burst=32, batch=(1, 0, 0), a=(N, 32, row), c=(nb, N * 32, 32))
-    return a, nz, nd, b, numpy_to, numpy_from, to, fr
-
-
-def kern(dst, src, g, ta, tc, nt, threads):
+def _transpose(dst, src, geo, tiles, nt, threads):
+    a, c = geo
+    cuts = [(0, a[0])] if threads == 1 else [(0, a[0] // 2), (a[0] // 2, a[0])]
+    metas = [pack_transpose(32, (1, 0, 0), a, c, tiles, nt, (0, 1) + r) for r in cuts]
     if threads == 1:
-        m = pack_transpose(g["burst"], g["batch"], g["a"], g["c"], (ta, tc), nt, (0, 1, 0, g["a"][0]))
-        return lambda: transpose_blocks(dst, 0, src, 0, m)
-    na = g["a"][0]
-    half = na // 2 // ta * ta
-    ms = [pack_transpose(g["burst"], g["batch"], g["a"], g["c"], (ta, tc), nt, (0, 1) + r)
-          for r in ((0, half), (half, na))]
-    return lambda: _two(lambda m: transpose_blocks(dst, 0, src, 0, m), ms)
+        return lambda: transpose_blocks(dst, 0, src, 0, metas[0])
+    return lambda: _two(lambda m: transpose_blocks(dst, 0, src, 0, m), metas)
 
 
-def dense(dst, src, nt, threads):
-    n = src.size
-    if threads == 1:
-        return lambda: copy_dense(dst, 0, src, 0, n, nt)
-    h = n // 2 // 4096 * 4096
-    return lambda: _two(lambda r: copy_dense(dst, r[0], src, r[0], r[1], nt), [(0, h), (h, n - h)])
+def layout_cases(sweep=False):
+    for es, name in ((2, "half"), (4, "float")):
+        rng = np.random.default_rng(0)
+        a = rng.integers(0, 256, N * N * es, dtype=np.uint8)
+        row, nb, c0 = N * es, N * es // 32, 32 // es
+        dt = np.float16 if es == 2 else np.float32
+        lined, numpy16, b = aligned_empty(a.size), aligned_empty(a.size, offset=16), aligned_empty(a.size, offset=16)
+        to_geo = ((nb, 32, N * 32), (N, row, 32))  # a = block column, c = row
+        from_geo = ((N, 32, row), (nb, N * 32, 32))  # a = row, c = block column
+        nz = np.empty_like(a)
+        transpose_blocks(nz, 0, a, 0, pack_transpose(32, (1, 0, 0), *to_geo, (64, 8), 0, (0, 1, 0, nb)))
+        av, nzv = a.view(dt).reshape(N, N // c0, c0), nz.view(dt).reshape(N // c0, N, c0)
+        out_nz, out_nd = np.empty_like(nzv), np.empty_like(av)
+        for what, src, geo, numpy_way in (
+                ("to_nz", a, to_geo, lambda: np.copyto(out_nz, av.transpose(1, 0, 2))),
+                ("from_nz", nz, from_geo, lambda: np.copyto(out_nd, nzv.transpose(1, 0, 2)))):
+            funcs = {"copyto": lambda: np.copyto(b, a), "numpy": numpy_way,
+                     "dst 16 B into a line, streaming stores, 2 threads": _transpose(numpy16, src, geo, (64, 8), 1, 2),
+                     "dst 16 B into a line, streaming stores, 1 thread": _transpose(numpy16, src, geo, (64, 8), 1, 1),
+                     "line-aligned dst, streaming stores, 2 threads": _transpose(lined, src, geo, (64, 8), 1, 2),
+                     "line-aligned dst, streaming stores, 1 thread": _transpose(lined, src, geo, (64, 8), 1, 1),
+                     "dst 16 B into a line, regular stores, 2 threads": _transpose(numpy16, src, geo, (32, 32), 0, 2),
+                     "dst 16 B into a line, regular stores, 1 thread": _transpose(numpy16, src, geo, (32, 32), 0, 1)}
+            if sweep:
+                for tiles in ((16, 8), (64, 4), (64, 16), (128, 8), (16, 64), (32, 8)):
+                    for dst, tag in ((lined, "lined"), (numpy16, "+16")):
+                        for nt in (0, 1):
+                            funcs[f"{tag} tiles {tiles} nt={nt} 2 threads"] = _transpose(dst, src, geo, tiles, nt, 2)
+            yield f"bare {what} {N}x{N} {name}", a.nbytes, funcs
 
 
-def measure(funcs, rounds=11):
-    t = {k: [] for k in funcs}
+def dense_cases():
+    big = np.random.default_rng(0).integers(0, 256, 64 << 20, dtype=np.uint8)
+    out16, lined = aligned_empty(big.size, offset=16), aligned_empty(big.size)
+    b = aligned_empty(big.size, offset=16)
+    for size in (256 << 10, 1 << 20, 4 << 20, 64 << 20):
+        s, d, dl, bb = big[:size], out16[:size], lined[:size], b[:size]
+        s8, d8 = s.view(np.uint64), d.view(np.uint64)
+        meta = np.array([size // 8, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0], np.int64)
+        h = size // 2
+
+        def halves(dst, nt, s=s):
+            return lambda: _two(lambda r: copy_dense(dst, r[0], s, r[0], r[1], nt), [(0, h), (h, size - h)])
+        label = f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
+        yield f"bare dense copy {label}", size, {
+            "copyto": lambda s=s, bb=bb: np.copyto(bb, s),
+            "llvm.memcpy (copy_strided), 1 thread": lambda d8=d8, s8=s8, meta=meta: copy_strided(d8, 0, s8, 0, meta),
+            "memcpy, 2 threads": halves(d, False),
+            "streaming stores, 2 threads": halves(dl, True)}
+
+
+def measure(funcs: dict, nbytes: int, rounds: int = 11) -> dict:
+    number = max(1, (8 << 20) // nbytes)
+    times = {k: [] for k in funcs}
     for f in funcs.values():
         f()
     for _ in range(rounds):
         for k, f in funcs.items():
             t0 = time.perf_counter()
-            f()
-            t[k].append(time.perf_counter() - t0)
-    return {k: float(np.median(v)) for k, v in t.items()}
+            for _ in range(number):
+                f()
+            times[k].append((time.perf_counter() - t0) / number)
+    return {k: float(np.median(v)) for k, v in times.items()}
 
 
-def report(title, nbytes, funcs):
-    m = measure(funcs)
-    print(f"{title}: copyto {m['copyto'] * 1e3:.2f} ms ({nbytes / m['copyto'] / 1e9:.1f} GB/s)"
-          + (f", numpy {m['numpy'] * 1e3:.2f} ms" if "numpy" in m else ""))
-    for k, v in m.items():
-        if k in ("copyto", "numpy"):
-            continue
-        extra = f"  x numpy {m['numpy'] / v:5.2f}" if "numpy" in m else ""
-        print(f"  {k:34} {v * 1e3:7.2f} ms  {nbytes / v / 1e9:5.1f} GB/s  x copyto {m['copyto'] / v:5.2f}{extra}")
-
-
-def main():
-    sweep = "--tiles" in sys.argv
-    for es in (2, 4):
-        a, nz, nd, b, numpy_to, numpy_from, to, fr = cases(es)
-        name = "half" if es == 2 else "float"
-        cp = lambda: np.copyto(b, a)  # noqa: E731
-        tiles = [(16, 8), (64, 8), (256, 8), (64, 4), (64, 16)] if sweep else [(64, 8)]
-        f = {"copyto": cp, "numpy": numpy_to}
-        for ta, tc in tiles:
-            for nt in (0, 1):
-                for th in (1, 2):
-                    f[f"to_nz tile {ta}x{tc} nt={nt} threads={th}"] = kern(nz, a, to, ta, tc, nt, th)
-        report(f"to_nz {N}x{N} {name}", a.nbytes, f)
-        transpose_blocks(nz, 0, a, 0, pack_transpose(32, to["batch"], to["a"], to["c"], (64, 8), 0, (0, 1, 0, nb)))
-        f = {"copyto": cp, "numpy": numpy_from}
-        for ta, tc in [(8, 16), (16, 16), (32, 8), (64, 8)] if sweep else [(32, 8)]:
-            for nt in (0, 1):
-                for th in (1, 2):
-                    f[f"from_nz tile {ta}x{tc} nt={nt} threads={th}"] = kern(nd, nz, fr, ta, tc, nt, th)
-        report(f"from_nz {N}x{N} {name}", a.nbytes, f)
-        assert np.array_equal(nd, a)
-    if '--no-dense' in sys.argv:
-        return
-    big = np.random.default_rng(0).integers(0, 256, 64 << 20, dtype=np.uint8)
-    out = aligned(big.size)
-    for size in (256 << 10, 1 << 20, 4 << 20, 32 << 20, 64 << 20):
-        s, d = big[:size], out[:size]
-        f = {"copyto": lambda: np.copyto(d, s)}
-        for nt in (0, 1):
-            for th in (1, 2):
-                f[f"dense nt={nt} threads={th}"] = dense(d, s, nt, th)
-        report(f"dense {size >> 10} KiB", size, f)
+def rows(sweep=False) -> list[str]:
+    out = [f"| {'bare kernel (no fastcopy code around it)':78} | {'time':>9} | {'x copyto':>8} | {'x numpy':>7} |",
+           f"|{'-' * 80}|{'-' * 11}|{'-' * 10}|{'-' * 9}|"]
+    for gen in (lambda: layout_cases(sweep), dense_cases):
+        for title, nbytes, funcs in gen():
+            m = measure(funcs, nbytes)
+            for k, t in m.items():
+                if k in ("copyto", "numpy"):
+                    continue
+                r_np = f"{m['numpy'] / t:7.2f}" if "numpy" in m else f"{'-':>7}"
+                ms = f"{t * 1e3:6.2f} ms" if t >= 1e-3 else f"{t * 1e6:6.1f} us"
+                out.append(f"| {(title + ': ' + k)[:78]:78} | {ms:>9} | {m['copyto'] / t:8.2f} | {r_np} |")
+                print(out[-1], file=sys.stderr, flush=True)
+    return out
 
 
 if __name__ == "__main__":
-    main()
+    print("\n".join(rows("--tiles" in sys.argv)))

@@ -77,3 +77,22 @@ def test_copy_dense_heads_and_tails(n, shift, nt):
     want[7:7 + n] = src[3:3 + n]
     copy_dense(dst, 7, src, 3, n, nt)
     assert np.array_equal(dst, want)
+
+
+@pytest.mark.parametrize("shift", [16, 32, 48, 0])
+@pytest.mark.parametrize("burst", [32, 64, 48])
+@pytest.mark.parametrize("nc, tile_c", [(37, 8), (5, 2), (64, 4), (1, 8)])
+def test_transpose_streaming_into_runs_that_start_mid_line(shift, burst, nc, tile_c):
+    """Streaming stores requested, destination runs starting 16/32/48 bytes into a line (every run alike): the
+    tiles are cut at line boundaries; every byte still lands where the loops say."""
+    na, nb = 7, 2
+    a = (na, burst, -(-nc * burst // 64) * 64 + 64)  # destination rows on whole lines (plus a line of gap)
+    c = (nc, na * burst + 32, burst)
+    batch = (nb, na * (na * burst + 32) * nc, a[2] * na + 128)
+    n = batch[2] * nb + 256
+    src = _aligned(batch[1] * nb + c[1] * nc + 64, 8)
+    src[:] = np.random.default_rng(nc).integers(0, 256, src.size, dtype=np.uint8)
+    dst = _aligned(n, shift)
+    want = _expected(dst, 0, src, 0, burst, batch, a, c, (0, nb), (0, na))
+    transpose_blocks(dst, 0, src, 0, pack_transpose(burst, batch, a, c, (3, tile_c), True, (0, nb, 0, na)))
+    assert np.array_equal(dst, want)

@@ -148,13 +148,13 @@ def match_kernel(step, src_residue: int, dst_residue: int):
         return None
     batch = loops[0] if len(loops) == 3 else (1, 0, 0)
     a, c = loops[-2], loops[-1]
-    # every destination run starts on a 64-byte line: non-temporal stores can pay off (large outputs)
-    lines = (dst_residue + step.dst_offs[0]) % 64 == 0 and a[2] % 64 == 0 and (batch[0] == 1 or batch[2] % 64 == 0)
-    if lines:
+    # destination runs on 16-byte boundaries: the kernel can stream whole lines (large outputs)
+    streams = (dst_residue + step.dst_offs[0]) % 16 == 0 and a[2] % 64 == 0 and (batch[0] == 1 or batch[2] % 64 == 0)
+    if streams:
         tiles = (config.LAYOUT_TILE_A, config.LAYOUT_TILE_C)
     else:
         tiles = (config.LAYOUT_TILE_A_UNALIGNED, config.LAYOUT_TILE_C_UNALIGNED)
-    nt = lines and nbytes >= config.NT_BYTES
+    nt = streams and nbytes >= config.NT_BYTES
     chunks = _layout_chunks(batch[0], a[0], nbytes)
     metas = tuple(abi.pack_transpose(burst, batch, a, c, tiles, nt, ch) for ch in chunks)
     return (KStep("transpose", 1, step.dst_offs, step.src_offs, burst, (batch, a, c), np.uint64(0), True, step,

@@ -58,6 +58,35 @@ def copy32_nt(typingctx, dst, d, src, s):
     return sig, codegen
 
 
+_V16 = ir.VectorType(ir.IntType(64), 2)
+
+
+def _copy16(nontemporal):
+    def impl(typingctx, dst, d, src, s):
+        sig = types.void(dst, types.intp, src, types.intp)
+
+        def codegen(context, builder, signature, args):
+            da, do, sa, so = args
+            dary = context.make_array(signature.args[0])(context, builder, da)
+            sary = context.make_array(signature.args[2])(context, builder, sa)
+            dp = builder.bitcast(builder.gep(dary.data, [do]), _V16.as_pointer())
+            sp = builder.bitcast(builder.gep(sary.data, [so]), _V16.as_pointer())
+            st = builder.store(builder.load(sp, align=1), dp, align=16 if nontemporal else 1)
+            if nontemporal:
+                st.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return impl
+
+
+#: ``dst[d:d+16] = src[s:s+16]`` with a regular store
+copy16 = intrinsic(_copy16(False))
+#: the same with a non-temporal store; ``dst`` + ``d`` must be 16-byte aligned
+copy16_nt = intrinsic(_copy16(True))
+
+
 @intrinsic
 def store_fence(typingctx):
     """``sfence``: order the non-temporal stores before anything that follows (the caller's join)."""
@@ -96,6 +125,26 @@ def _block_nt(dst, d, src, s, burst):
         copy32_nt(dst, d + k, src, s + k)
 
 
+@njit(inline="always", boundscheck=False)
+def _span16(dst, d, src, s, x0, x1, burst, sc, nt_lo, nt_hi):
+    """Bytes ``[x0, x1)`` (multiples of 16) of a contiguous destination run starting at ``dst[d]`` whose block
+    ``j`` comes from ``src[s + j*sc]``: 16 bytes at a time, non-temporal inside ``[nt_lo, nt_hi)``."""
+    j = x0 // burst
+    w = x0 - j * burst
+    ss = s + j * sc
+    x = x0
+    while x < x1:
+        if nt_lo <= x and x < nt_hi:
+            copy16_nt(dst, d + x, src, ss + w)
+        else:
+            copy16(dst, d + x, src, ss + w)
+        x += 16
+        w += 16
+        if w == burst:
+            w = 0
+            ss += sc
+
+
 @njit(cache=True, nogil=True, boundscheck=False)
 def transpose_blocks(dst, dbase, src, sbase, meta):
     # meta: [burst, nb, sb, db, na, sa, da, nc, sc, dc, tile_a, tile_c, b_lo, b_hi, a_lo, a_hi, nt]
@@ -111,6 +160,10 @@ def transpose_blocks(dst, dbase, src, sbase, meta):
     # run starting mid-line is slower with them than without); checked here, so no plan can make them fault
     first = dst.ctypes.data + dbase + b_lo * db + a_lo * da
     nt = meta[16] != 0 and dc == burst and burst % 32 == 0 and (db | da | tc * dc | first) % 64 == 0
+    if (meta[16] != 0 and not nt and dc == burst and burst % 16 == 0 and first % 16 == 0
+            and (db | da | tc * dc) % 64 == 0):
+        _transpose_shifted(dst, dbase, src, sbase, meta, (-first) % 64)
+        return
     for ib in range(b_lo, meta[13]):
         sbb = sbase + ib * sb
         dbb = dbase + ib * db
@@ -133,6 +186,38 @@ def transpose_blocks(dst, dbase, src, sbase, meta):
                             d += dc
     if nt:
         store_fence()
+
+
+@njit(inline="always", boundscheck=False)
+def _transpose_shifted(dst, dbase, src, sbase, meta, phase):
+    """``transpose_blocks`` into runs that start ``64 - phase`` bytes into a line (every run alike): the
+    c-tiles are cut at line boundaries instead of block boundaries, so every whole line is written by one
+    tile, non-temporally, 16 bytes at a time; the ``phase`` bytes before a run's first line and the bytes
+    after its last whole line take regular stores."""
+    burst = meta[0]
+    sb, db = meta[2], meta[3]
+    sa, da = meta[5], meta[6]
+    nc, sc = meta[7], meta[8]
+    ta, tc = meta[10], meta[11]
+    a_lo, a_hi = meta[14], meta[15]
+    total = nc * burst
+    length = tc * burst
+    nt_lo = phase
+    nt_hi = phase + (total - phase) // 64 * 64 if total > phase else 0
+    for ib in range(meta[12], meta[13]):
+        sbb = sbase + ib * sb
+        dbb = dbase + ib * db
+        for a0 in range(a_lo, a_hi, ta):
+            a1 = min(a0 + ta, a_hi)
+            x0 = 0
+            x1 = phase if phase > 0 else length
+            while x0 < total:
+                x1 = min(x1, total)
+                for ia in range(a0, a1):
+                    _span16(dst, dbb + ia * da, src, sbb + ia * sa, x0, x1, burst, sc, nt_lo, nt_hi)
+                x0 = x1
+                x1 = x0 + length
+    store_fence()
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
