@@ -1,7 +1,12 @@
-"""Run the benchmark suite and print one table: op, size, GB/s, ratio to np.copyto and to the plain-numpy way;
-then the large cases again, measured interleaved with their baselines (bench/interleaved.py: the ratios that
-survive this machine's drifting bandwidth); then the per-call overhead of a 1 KiB DataCopy (cached plan / new
-parameters) and process start-up costs.
+"""Run the benchmark suite and print its tables, all ratios measured in this one run:
+
+1. the pytest-benchmark suite (bench/bench_*.py): op, size, GB/s, ratio to np.copyto and to the plain-numpy way;
+2. every issue-11 speed target, each case interleaved with its baselines (bench/interleaved.py: the ratios that
+   survive this machine's drifting bandwidth), with the target and whether this run met it;
+3. the layout cases again on one thread (FASTCOPY_THREADS=1);
+4. the ceiling: the same kernels called bare, without any fastcopy code around them (bench/bare_layout.py);
+5. per-call overheads (cached 1 KiB call, new parameters per op family, first call into a fresh TPipe) and
+   process start-up (import, one `fastcopy run` of a small case).
 
     python bench/report.py            # whole suite (a few minutes)
     python bench/report.py -k nz      # a subset (pytest -k expression)
@@ -200,11 +205,25 @@ def main(argv=None) -> int:
     print("\n".join(table(run_suite(args.k))))
     print()
     if not args.k:
+        import bare_layout
         import interleaved
 
+        print("Issue-11 targets, each case interleaved with its baselines (2 worker threads):")
+        print()
         print("\n".join(interleaved.rows()))
         print()
         print("\n".join(cube_in_rows()))
+        print()
+        print("The layout cases again with FASTCOPY_THREADS=1 (on a busy machine one thread can beat two):")
+        print()
+        env = dict(os.environ, FASTCOPY_THREADS="1", PYTHONPATH=str(HERE.parent))
+        one = subprocess.run([sys.executable, str(HERE / "interleaved.py"), "4096"], env=env, capture_output=True,
+                             text=True).stdout
+        print(one.rstrip())
+        print()
+        print("The ceiling: the same kernels called bare, no fastcopy code around them:")
+        print()
+        print("\n".join(bare_layout.rows()))
         print()
     print(f"| {'overhead':60} | {'measured':>18} | {'target':>10} | {'':>7} |")
     print(f"|{'-' * 62}|{'-' * 20}|{'-' * 12}|{'-' * 9}|")
