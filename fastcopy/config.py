@@ -37,6 +37,8 @@ LAYOUT_TILE_C_UNALIGNED = 32
 #: outputs of at least NT_BYTES (larger than a core's L2) are written with non-temporal stores (measured on
 #: 4096x4096 transposes: 1.2-2x np.copyto against 0.55-0.75x with regular stores; slower below ~4 MiB)
 NT_BYTES = 8 << 20
+#: steps of bursts at least this long (rows of a padded copy or a slice) writing at least NT_BYTES stream too
+ROWS_BURST = 1024
 #: a step split across threads is cut into THREADS * CHUNKS_PER_THREAD pieces that the threads take in turn
 #: (a busy or descheduled core then delays the call by one piece, not by half of it)
 CHUNKS_PER_THREAD = 4

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastcopy.dma.abi import pack_transpose
-from fastcopy.kernels.layout import copy_dense, transpose_blocks
+from fastcopy.kernels.layout import copy_dense, copy_rows, transpose_blocks
 
 
 def _aligned(n, shift):
@@ -95,4 +95,19 @@ def test_transpose_streaming_into_runs_that_start_mid_line(shift, burst, nc, til
     dst = _aligned(n, shift)
     want = _expected(dst, 0, src, 0, burst, batch, a, c, (0, nb), (0, na))
     transpose_blocks(dst, 0, src, 0, pack_transpose(burst, batch, a, c, (3, tile_c), True, (0, nb, 0, na)))
+    assert np.array_equal(dst, want)
+
+
+@settings(max_examples=100, deadline=None)
+@given(burst=st.integers(1, 700), na=st.integers(1, 5), nb=st.integers(1, 3), gap_s=st.integers(0, 70),
+       gap_d=st.sampled_from([0, 1, 16, 64, 70]), shift=st.sampled_from([0, 16, 1]), nt=st.booleans(),
+       seed=st.integers(0, 2**32 - 1))
+def test_copy_rows_matches_loops(burst, na, nb, gap_s, gap_d, shift, nt, seed):
+    a = (na, burst + gap_s, burst + gap_d)
+    batch = (nb, na * a[1] + 3, na * a[2] + 5)
+    src = _aligned(nb * batch[1] + 64, 3)
+    src[:] = np.random.default_rng(seed).integers(0, 256, src.size, dtype=np.uint8)
+    dst = _aligned(nb * batch[2] + 64, shift)
+    want = _expected(dst, 8, src, 4, burst, batch, a, (1, 0, burst), (0, nb), (0, na))
+    copy_rows(dst, 8, src, 4, pack_transpose(burst, batch, a, (1, 0, burst), (1, 1), nt, (0, nb, 0, na)))
     assert np.array_equal(dst, want)

@@ -1,4 +1,4 @@
-"""The dedicated layout kernels through the public API, bit for bit against the reference oracles
+"""The dedicated layout kernels (transposes, dense copies, long rows) through the public API, bit for bit against the reference oracles
 (fastcopy/reference/nz.py, and the FRACTAL_NZ definition for to_nz / from_nz): data and definedness, every
 element width, aligned and unaligned heads, odd sizes, threads on and off, non-temporal stores on and off.
 
@@ -16,10 +16,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_nz import _bytes_state, _local, _nd2nz_footprints, _quiet, _random_bytes, nd2nz_case
+from test_pad_props import POISON as PAD_POISON
+from test_pad_props import product_dtype, run_in, run_out
+from test_slice_props import _build, _check, _oracle, slice_case
 
 import fastcopy.reference.nz as ref
-from fastcopy import (DataCopy, DataCopyParams, GlobalTensor, Nd2NzParams, Nz2NdParamsFull, TPipe, TPosition,
-                      config, formats, from_nz, nd2nz_params, nz2nd_params, to_nz)
+from fastcopy import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams, DataCopyParams, GlobalTensor,
+                      Nd2NzParams, Nz2NdParamsFull, PaddingMode, TPipe, TPosition, config, formats, from_nz,
+                      nd2nz_params, nz2nd_params, to_nz)
 from fastcopy.ops.datacopy import plan_data_copy
 from fastcopy.products import Phys
 
@@ -40,8 +44,8 @@ def _clear_plan_caches() -> None:
 @contextlib.contextmanager
 def layout_config(threads: int, nt: bool):
     """Every transpose-shaped step takes the layout kernel, split into many chunks when ``threads`` > 1."""
-    saved = {k: getattr(config, k) for k in ("LAYOUT_BYTES", "NT_BYTES", "PARALLEL_BYTES", "THREADS")}
-    config.LAYOUT_BYTES, config.PARALLEL_BYTES, config.THREADS = 0, 1, threads
+    saved = {k: getattr(config, k) for k in ("LAYOUT_BYTES", "NT_BYTES", "PARALLEL_BYTES", "THREADS", "ROWS_BURST")}
+    config.LAYOUT_BYTES, config.PARALLEL_BYTES, config.THREADS, config.ROWS_BURST = 0, 1, threads, 16
     config.NT_BYTES = 0 if nt else 1 << 62
     _clear_plan_caches()
     try:
@@ -204,3 +208,52 @@ def test_nz2nd_params_round_trip_large():
     out = np.zeros_like(a)
     DataCopy(GlobalTensor(out), ub, nz2nd_params(1024, 2048, "float"))
     assert np.array_equal(out.view(np.uint32), a.view(np.uint32))
+
+
+# ------------------------------------------------------------------------------- long rows: pads and slices
+@pytest.mark.filterwarnings("ignore::fastcopy.FastCopyWarning")
+@SETTINGS
+@given(data=st.data(), seed=st.integers(0, 2**32 - 1), mode=MODES)
+def test_pad_gm_to_ub_on_the_row_kernel_matches_reference(data, seed, mode):
+    """DataCopyPad GM -> UB (rows plus their pad fills) with every burst of 16 bytes or more on copy_rows."""
+    with layout_config(*mode):
+        product, dtype = data.draw(product_dtype((Phys.GM, Phys.UB)))
+        pipe = TPipe(product=product, poison=PAD_POISON)
+        run_in(pipe, np.random.default_rng(seed), data.draw, dtype, Phys.UB, PaddingMode.Normal, None, None)
+
+
+@pytest.mark.filterwarnings("ignore::fastcopy.FastCopyWarning")
+@SETTINGS
+@given(data=st.data(), seed=st.integers(0, 2**32 - 1), mode=MODES)
+def test_pad_ub_to_gm_on_the_row_kernel_matches_reference(data, seed, mode):
+    with layout_config(*mode):
+        product, dtype = data.draw(product_dtype((Phys.UB, Phys.GM)))
+        pipe = TPipe(product=product, poison=PAD_POISON)
+        run_out(pipe, np.random.default_rng(seed), data.draw, dtype, PaddingMode.Normal, None)
+
+
+@pytest.mark.filterwarnings("ignore:.*miscomputed by the device")
+@SETTINGS
+@given(slice_case(), MODES)
+def test_slices_on_the_layout_kernels_match_reference(case, mode):
+    product, dtype, to_gm, dims, src_info, dst_info, seed = case
+    with layout_config(*mode):
+        pipe, dst, src = _build(product, dtype, to_gm, src_info, dst_info, seed)
+        want, want_def = _oracle(dst, src, dst_info, src_info, dims, dtype.itemsize)
+        DataCopy(dst, src, dst_info, src_info, dims)
+        _check(dst, want, want_def)
+
+
+def test_large_padded_rows_stream(monkeypatch):
+    """A 2 x 8 MiB-ish padded copy at the configured thresholds takes the row kernel and is exact."""
+    rows, cols = 256, 8191  # 32764-byte rows padded to 32768 in UB: 8 MiB
+    src = np.random.default_rng(5).random((rows, cols), dtype=np.float32)
+    pipe = TPipe("ATLAS_A2", capacities={"UB": rows * 8192 * 4})
+    ub = pipe.alloc(TPosition.VECIN, "float", rows * 8192)
+    cp = DataCopyExtParams(rows, cols * 4, 0, 0, 0)
+    DataCopyPad(ub, GlobalTensor(src), cp, DataCopyPadExtParams(False, 0, 0, 0))
+    got = ub.numpy().reshape(rows, 8192)
+    assert np.array_equal(got[:, :cols], src)
+    out = np.zeros_like(src)
+    DataCopyPad(GlobalTensor(out), ub, cp)
+    assert np.array_equal(out, src)

@@ -9,7 +9,7 @@ import numpy as np
 
 def warmup(verbose: bool = False) -> int:
     from ..dma import abi
-    from ..kernels import all_set, copy_dense, copy_strided, fill_strided, transpose_blocks
+    from ..kernels import all_set, copy_dense, copy_rows, copy_strided, fill_strided, transpose_blocks
 
     t0 = time.perf_counter()
     meta = abi.contiguous(1)
@@ -19,8 +19,9 @@ def warmup(verbose: bool = False) -> int:
         fill_strided(a, 0, meta, np.uint64(0))
         all_set(a, 0, meta, np.uint64(0))
     b = np.zeros(64, np.uint8)  # the layout kernels: one uint8 specialisation each
-    transpose_blocks(b, 0, b, 0, abi.pack_transpose(32, (1, 0, 0), (1, 32, 32), (1, 32, 32), (1, 1), False,
-                                                    (0, 1, 0, 1)))
+    meta = abi.pack_transpose(32, (1, 0, 0), (1, 32, 32), (1, 32, 32), (1, 1), False, (0, 1, 0, 1))
+    transpose_blocks(b, 0, b, 0, meta)
+    copy_rows(b, 0, b, 0, meta)
     copy_dense(b, 0, b, 32, 32, False)
     if verbose:
         print(f"fastcopy warmup: kernels ready in {time.perf_counter() - t0:.2f} s")

@@ -14,7 +14,10 @@ import os
 from .. import config
 from . import abi, npkernels
 
-KERNELS = ("copy_strided", "fill_strided", "all_set", "transpose_blocks", "copy_dense")
+KERNELS = ("copy_strided", "fill_strided", "all_set")
+#: the layout kernels: only ever called for steps larger than config.SMALL_BYTES, so their stand-ins load numba
+#: (their numpy versions in .npkernels serve FASTCOPY_KERNELS=numpy)
+LAYOUT_KERNELS = ("transpose_blocks", "copy_dense", "copy_rows", "fill_dense")
 _calls = 0
 
 
@@ -35,15 +38,14 @@ def use(which: str) -> None:
     elif which == "auto":
         _calls = 0
         g = globals()
-        g.update(copy_strided=_copy_strided, fill_strided=_fill_strided, all_set=_all_set,
-                 transpose_blocks=_transpose_blocks, copy_dense=_copy_dense)
+        g.update(copy_strided=_copy_strided, fill_strided=_fill_strided, all_set=_all_set, **_LAYOUT_STAND_INS)
     else:
         raise ValueError(f"FASTCOPY_KERNELS={which!r}: use numba, numpy or auto")
 
 
 def _bind(module) -> None:
     g = globals()
-    for name in KERNELS:
+    for name in KERNELS + LAYOUT_KERNELS:
         g[name] = getattr(module, name)
 
 
@@ -88,17 +90,17 @@ def _all_set(src, sbase, meta, value):
     return all_set(src, sbase, meta, value)
 
 
-def _transpose_blocks(dst, dbase, src, sbase, meta):
-    load()
-    return transpose_blocks(dst, dbase, src, sbase, meta)
+def _layout_stand_in(name: str):
+    def call(*args):
+        load()
+        return globals()[name](*args)
+
+    call.__name__ = call.__qualname__ = name
+    return call
 
 
-def _copy_dense(dst, d, src, s, n, nt):
-    load()
-    return copy_dense(dst, d, src, s, n, nt)
-
-
+_LAYOUT_STAND_INS = {name: _layout_stand_in(name) for name in LAYOUT_KERNELS}
+globals().update(_LAYOUT_STAND_INS)
 copy_strided, fill_strided, all_set = _copy_strided, _fill_strided, _all_set
-transpose_blocks, copy_dense = _transpose_blocks, _copy_dense
 if os.environ.get("FASTCOPY_KERNELS"):
     use(os.environ["FASTCOPY_KERNELS"])

@@ -21,10 +21,14 @@ from .abi import MAX_LOOPS
 from .steps import Convert, Fill, Move, check_span, hull, step_spans, written
 
 
+#: kernel steps of the layout kernels (byte views; packed by match_kernel)
+LAYOUT_KINDS = ("transpose", "dense", "rows")
+
+
 class KStep(NamedTuple):
     """A step lowered for the kernels: offsets/strides in units of the view width ``w``."""
 
-    kind: str  # "copy" | "fill" | "convert" | "transpose" | "dense" (the layout kernels, see match_kernel)
+    kind: str  # "copy" | "fill" | "convert" | one of LAYOUT_KINDS (the layout kernels, see match_kernel)
     w: int
     doffs: tuple  # offsets in units (see _units)
     soffs: tuple
@@ -142,9 +146,12 @@ def match_kernel(step, src_residue: int, dst_residue: int):
         return None
     if not loops and nbytes >= config.NT_BYTES:
         return (_dense_step(step, burst),)
+    if any(x < 0 for lp in loops for x in lp):
+        return None
     # (batch,) a, c: c writes the destination contiguously, a reads the source contiguously
-    if (burst % 32 or burst > 256 or len(loops) not in (2, 3) or loops[-1][2] != burst or loops[-2][1] != burst
-            or any(x < 0 for lp in loops for x in lp)):
+    if burst % 32 or burst > 256 or len(loops) not in (2, 3) or loops[-1][2] != burst or loops[-2][1] != burst:
+        if burst >= config.ROWS_BURST and nbytes >= config.NT_BYTES and len(loops) <= 2:
+            return (_rows_step(step, burst, loops, nbytes),)
         return None
     batch = loops[0] if len(loops) == 3 else (1, 0, 0)
     a, c = loops[-2], loops[-1]
@@ -159,6 +166,17 @@ def match_kernel(step, src_residue: int, dst_residue: int):
     metas = tuple(abi.pack_transpose(burst, batch, a, c, tiles, nt, ch) for ch in chunks)
     return (KStep("transpose", 1, step.dst_offs, step.src_offs, burst, (batch, a, c), np.uint64(0), True, step,
                   chunks, (), metas),)
+
+
+def _rows_step(step, burst: int, loops, nbytes: int) -> KStep:
+    """Long bursts in up to two loops (padded rows, slices of whole rows), at least NT_BYTES in all:
+    ``copy_rows``, streaming each row's whole lines."""
+    batch = loops[0] if len(loops) == 2 else (1, 0, 0)
+    a = loops[-1] if loops else (1, 0, 0)
+    chunks = _layout_chunks(batch[0], a[0], nbytes)
+    metas = tuple(abi.pack_transpose(burst, batch, a, (1, 0, burst), (1, 1), True, ch) for ch in chunks)
+    return KStep("rows", 1, step.dst_offs, step.src_offs, burst, (batch, a), np.uint64(0), True, step, chunks, (),
+                 metas)
 
 
 def _pieces(n: int, nbytes: int, align: int = 1) -> list:
@@ -294,7 +312,7 @@ def _split_burst(ks: KStep) -> tuple:
 
 def finalize(ks: KStep) -> KStep:
     """Pack what the kernels need into one ``meta`` array per chunk (see :mod:`.abi`)."""
-    if ks.kind in ("convert", "transpose", "dense"):  # (layout kernel steps are packed by match_kernel)
+    if ks.kind in ("convert",) + LAYOUT_KINDS:  # (layout kernel steps are packed by match_kernel)
         return ks
     metas = tuple(abi.pack(ks.burst, ks.loops, chunk, ks.doffs, ks.soffs) for chunk in ks.chunks)
     return KStep._make(ks[:-1] + (metas,))  # (faster than _replace; metas is the last field)
@@ -349,7 +367,7 @@ def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False, effec
         seen = set()
         marked = []
         for ks in ksteps:
-            if ks.kind in ("copy", "transpose", "dense") and id(ks.step) not in seen:
+            if ks.kind in ("copy",) + LAYOUT_KINDS and id(ks.step) not in seen:
                 seen.add(id(ks.step))
                 ks = ks._replace(mark=_marks(ks.step, dst.host_mod))
             marked.append(ks)

@@ -18,7 +18,7 @@ from .. import config
 from ..errors import FastCopyWarning
 from . import abi
 from . import kernels as K
-from .lower import Plan
+from .lower import LAYOUT_KINDS, Plan
 from .steps import Convert, Fill, Move, read_grid, write_grid
 
 #: 0x01 in every byte of a unit, by view width (the definedness plane's "defined")
@@ -176,7 +176,7 @@ def _run_fast(plan: Plan, dst, src) -> None:
         w = ks.w
         if ks.kind == "copy":
             _copy_step(ks, w, dst, src, src_defined, not mark_span and not already)
-        elif ks.kind in ("transpose", "dense"):
+        elif ks.kind in LAYOUT_KINDS:
             _layout_step(ks, dst, src, src_defined, not mark_span and not already)
         elif ks.kind == "fill":
             dview, dshift = dmem.view(w)
@@ -264,9 +264,10 @@ def _layout_step(ks, dst, src, src_defined: bool, mark: bool) -> None:
 
 
 def _layout(ks, dview, dbase, sview, sbase, nt: bool = True) -> None:
-    if ks.kind == "transpose":
+    if ks.kind == "transpose" or ks.kind == "rows":
+        kernel = K.transpose_blocks if ks.kind == "transpose" else K.copy_rows
         metas = ks.metas if nt else tuple(abi.without_nt(m) for m in ks.metas)
-        _parallel(lambda m: K.transpose_blocks(dview, dbase, sview, sbase, m), metas)
+        _parallel(lambda m: kernel(dview, dbase, sview, sbase, m), metas)
     else:
         _parallel(lambda p: K.copy_dense(dview, dbase + p[0], sview, sbase + p[0], p[1], nt), ks.metas)
 

@@ -220,14 +220,13 @@ def _transpose_shifted(dst, dbase, src, sbase, meta, phase):
     store_fence()
 
 
-@njit(cache=True, nogil=True, boundscheck=False)
-def copy_dense(dst, d, src, s, n, nt):
-    """``dst[d:d+n] = src[s:s+n]`` (uint8 views); ``nt``: non-temporal stores for the whole 64-byte lines."""
+@njit(inline="always", boundscheck=False)
+def _dense(dst, d, src, s, n, nt):
+    """``dst[d:d+n] = src[s:s+n]``; ``nt``: non-temporal stores for the whole 64-byte lines (no fence)."""
     if not nt or n < 256:
         memcpy_units(dst, d, src, s, n)
         return
-    addr = dst.ctypes.data + d
-    head = (-addr) % 64  # whole 64-byte lines only: a partial line stored non-temporally is read back
+    head = (-(dst.ctypes.data + d)) % 64  # whole lines only: a partial line stored non-temporally is read back
     memcpy_units(dst, d, src, s, head)
     k = head
     end = n - 128
@@ -242,4 +241,26 @@ def copy_dense(dst, d, src, s, n, nt):
         copy32_nt(dst, d + k + 32, src, s + k + 32)
         k += 64
     memcpy_units(dst, d + k, src, s + k, n - k)
-    store_fence()
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def copy_dense(dst, d, src, s, n, nt):
+    """``dst[d:d+n] = src[s:s+n]`` (uint8 views); ``nt``: non-temporal stores for the whole 64-byte lines."""
+    _dense(dst, d, src, s, n, nt)
+    if nt:
+        store_fence()
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def copy_rows(dst, dbase, src, sbase, meta):
+    """Long bursts (rows) in up to two loops: the ``transpose_blocks`` meta with ``nc = 1`` (``burst`` bytes
+    per row, rows ``a``, batch ``b``); each row as :func:`copy_dense`, streaming its whole lines if ``nt``."""
+    burst = meta[0]
+    sb, db = meta[2], meta[3]
+    sa, da = meta[5], meta[6]
+    nt = meta[16] != 0
+    for ib in range(meta[12], meta[13]):
+        for ia in range(meta[14], meta[15]):
+            _dense(dst, dbase + ib * db + ia * da, src, sbase + ib * sb + ia * sa, burst, nt)
+    if nt:
+        store_fence()
