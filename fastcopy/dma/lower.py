@@ -138,12 +138,17 @@ def match_kernel(step, src_residue: int, dst_residue: int):
     generic strided one (only for steps whose writes never overlap): a 2-D transpose of 32-byte blocks
     (ND2NZ, NZ2ND, to_nz / from_nz, the ND2NZ stage of UB->TSCM) goes to ``transpose_blocks``, one large
     contiguous burst to ``copy_dense``. Returns their kernel steps, or None."""
-    if not isinstance(step, Move) or len(step.dst_offs) != 1:
+    if not isinstance(step, Move):
         return None
-    burst, loops = optimise_loops(step.burst, step.loops, 2, 1)
     nbytes = written(step)
     if nbytes < config.LAYOUT_BYTES:
         return None
+    if len(step.dst_offs) != 1:  # offsets in arithmetic progression (slices) are one more loop
+        ds, ss = _progression(step.dst_offs), _progression(step.src_offs)
+        if ds is None or ss is None:
+            return None
+        step = Move(step.src_offs[:1], step.dst_offs[:1], step.burst, ((len(step.dst_offs), ss, ds),) + step.loops)
+    burst, loops = optimise_loops(step.burst, step.loops, 2, 1)
     if not loops and nbytes >= config.NT_BYTES:
         return (_dense_step(step, burst),)
     if any(x < 0 for lp in loops for x in lp):
@@ -166,6 +171,12 @@ def match_kernel(step, src_residue: int, dst_residue: int):
     metas = tuple(abi.pack_transpose(burst, batch, a, c, tiles, nt, ch) for ch in chunks)
     return (KStep("transpose", 1, step.dst_offs, step.src_offs, burst, (batch, a, c), np.uint64(0), True, step,
                   chunks, (), metas),)
+
+
+def _progression(offs):
+    """The common difference of an arithmetic progression of offsets, or None."""
+    d = offs[1] - offs[0]
+    return d if all(b - a == d for a, b in zip(offs, offs[1:])) else None
 
 
 def _rows_step(step, burst: int, loops, nbytes: int) -> KStep:
