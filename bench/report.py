@@ -253,8 +253,12 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     import platform
 
-    machine = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-               f"Python {platform.python_version()}")
+    cpu = platform.processor() or platform.machine()
+    try:
+        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    machine = f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
     print(f"fastcopy benchmarks on {machine}")
     print()
     body = sections(args.k)
