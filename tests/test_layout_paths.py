@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_nz import _bytes_state, _local, _nd2nz_footprints, _quiet, _random_bytes, nd2nz_case
+from test_nz import _bytes_state, _local, _quiet, _random_bytes, check_nd2nz, nd2nz_case
 from test_pad_props import POISON as PAD_POISON
 from test_pad_props import product_dtype, run_in, run_out
 from test_slice_props import _build, _check, _oracle, slice_case
@@ -119,29 +119,22 @@ def test_the_layout_kernels_are_chosen_for_layout_plans():
 
 
 # ----------------------------------------------------------------------------------------------- ND2NZ
+def _against_oracle(oracle, dst, src, params, es):
+    """``DataCopy(dst, src, params)`` on Atlas A2 against the reference oracle, data and definedness."""
+    want, want_def = _bytes_state(dst)
+    s_data, s_def = _bytes_state(src)
+    oracle(want, want_def, s_data, s_def, es=es, product="A2", poison=POISON, **params.as_dict())
+    _quiet(DataCopy, dst, src, params)
+    got, got_def = _bytes_state(dst)
+    assert np.array_equal(got_def, want_def)
+    assert np.array_equal(got, want)
+
+
 @SETTINGS
 @given(case=nd2nz_case(), extra=st.integers(0, 64), seed=st.integers(0, 2**32 - 1), mode=MODES)
 def test_nd2nz_on_the_layout_kernel_matches_reference(case, extra, seed, mode):
-    product, path, dtype, p, small = case
-    es = dtype.itemsize
-    rng = np.random.default_rng(seed)
-    src_bytes, dst_bytes = _nd2nz_footprints(p, es, product, small)
     with layout_config(*mode):
-        pipe = TPipe(product)
-        if path[0] is Phys.GM:
-            count = max(1, -(-(src_bytes + extra) // es))
-            src = GlobalTensor(_random_bytes(rng, count * es).view(dtype))
-        else:
-            src = _local(pipe, TPosition.VECIN, dtype, src_bytes + extra, rng, 0.9)
-        dst_pos = TPosition.TSCM if path[0] is Phys.UB else DST_POS[path[1]]
-        dst = _local(pipe, dst_pos, dtype, dst_bytes + extra, rng, 0.7)
-        want, want_def = _bytes_state(dst)
-        s_data, s_def = _bytes_state(src)
-        ref.nd2nz(want, want_def, s_data, s_def, es=es, product=product.key, small_c0=small, poison=POISON, **p)
-        _quiet(DataCopy, dst, src, Nd2NzParams(**p), **({"small_c0": True} if small else {}))
-        got, got_def = _bytes_state(dst)
-    assert np.array_equal(got_def, want_def)
-    assert np.array_equal(got, want)
+        check_nd2nz(case, extra, seed)
 
 
 @pytest.mark.parametrize("mode", [(1, False), (2, True)])
@@ -158,14 +151,7 @@ def test_nd2nz_gm_to_a1_definedness_plane(mode, dtype, rows, cols, head):
         pipe = TPipe("ATLAS_A2")
         n16, c0 = -(-rows // 16) * 16, 32 // es
         dst = pipe.alloc(TPosition.A1, dtype, n16 * -(-cols // c0) * c0 + 64)
-        want, want_def = _bytes_state(dst)
-        s = GlobalTensor(arr)[head]
-        s_data, s_def = _bytes_state(s)
-        ref.nd2nz(want, want_def, s_data, s_def, es=es, product="A2", poison=POISON, **p.as_dict())
-        _quiet(DataCopy, dst, s, p)
-        got, got_def = _bytes_state(dst)
-    assert np.array_equal(got_def, want_def)
-    assert np.array_equal(got, want)
+        _against_oracle(ref.nd2nz, dst, GlobalTensor(arr)[head], p, es)
 
 
 # ----------------------------------------------------------------------------------------------- NZ2ND
@@ -188,13 +174,7 @@ def test_nz2nd_on_the_layout_kernel_matches_reference(es, nd, n, nf, head, gap, 
         src = _local(pipe, TPosition.VECOUT, dtype, nd * frac * 256 * es, rng, defined)
         out = _random_bytes(rng, (head + nd * (n * (d + gap) + 5)) * es).view(dtype)
         dst = GlobalTensor(out)[head] if head else GlobalTensor(out)
-        want, want_def = _bytes_state(dst)
-        s_data, s_def = _bytes_state(src)
-        ref.nz2nd(want, want_def, s_data, s_def, es=es, product="A2", poison=POISON, **p.as_dict())
-        _quiet(DataCopy, dst, src, p)
-        got, got_def = _bytes_state(dst)
-    assert np.array_equal(got_def, want_def)
-    assert np.array_equal(got, want)
+        _against_oracle(ref.nz2nd, dst, src, p, es)
 
 
 def test_nz2nd_params_round_trip_large():
@@ -212,24 +192,19 @@ def test_nz2nd_params_round_trip_large():
 
 # ------------------------------------------------------------------------------- long rows: pads and slices
 @pytest.mark.filterwarnings("ignore::fastcopy.FastCopyWarning")
+@pytest.mark.parametrize("to_gm", [False, True], ids=["gm_to_ub", "ub_to_gm"])
 @SETTINGS
 @given(data=st.data(), seed=st.integers(0, 2**32 - 1), mode=MODES)
-def test_pad_gm_to_ub_on_the_row_kernel_matches_reference(data, seed, mode):
-    """DataCopyPad GM -> UB (rows plus their pad fills) with every burst of 16 bytes or more on copy_rows."""
+def test_pads_on_the_row_kernel_match_reference(to_gm, data, seed, mode):
+    """DataCopyPad both ways (rows plus their pad fills) with every burst of 16 bytes or more on copy_rows."""
     with layout_config(*mode):
-        product, dtype = data.draw(product_dtype((Phys.GM, Phys.UB)))
+        product, dtype = data.draw(product_dtype((Phys.UB, Phys.GM) if to_gm else (Phys.GM, Phys.UB)))
         pipe = TPipe(product=product, poison=PAD_POISON)
-        run_in(pipe, np.random.default_rng(seed), data.draw, dtype, Phys.UB, PaddingMode.Normal, None, None)
-
-
-@pytest.mark.filterwarnings("ignore::fastcopy.FastCopyWarning")
-@SETTINGS
-@given(data=st.data(), seed=st.integers(0, 2**32 - 1), mode=MODES)
-def test_pad_ub_to_gm_on_the_row_kernel_matches_reference(data, seed, mode):
-    with layout_config(*mode):
-        product, dtype = data.draw(product_dtype((Phys.UB, Phys.GM)))
-        pipe = TPipe(product=product, poison=PAD_POISON)
-        run_out(pipe, np.random.default_rng(seed), data.draw, dtype, PaddingMode.Normal, None)
+        rng = np.random.default_rng(seed)
+        if to_gm:
+            run_out(pipe, rng, data.draw, dtype, PaddingMode.Normal, None)
+        else:
+            run_in(pipe, rng, data.draw, dtype, Phys.UB, PaddingMode.Normal, None, None)
 
 
 @pytest.mark.filterwarnings("ignore:.*miscomputed by the device")

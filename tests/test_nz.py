@@ -179,6 +179,11 @@ def _local(pipe, position, dtype, nbytes, rng, defined_frac):
 @SETTINGS
 @given(case=nd2nz_case(), extra=st.integers(0, 64), seed=st.integers(0, 2**32 - 1))
 def test_nd2nz_matches_reference(case, extra, seed):
+    check_nd2nz(case, extra, seed)
+
+
+def check_nd2nz(case, extra, seed):
+    """One drawn ND2NZ call against the oracle, data and definedness (also used with other kernel settings)."""
     product, path, dtype, p, small = case
     es = dtype.itemsize
     rng = np.random.default_rng(seed)

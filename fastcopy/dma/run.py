@@ -132,15 +132,18 @@ def _parallel(fn, chunks) -> None:
     idle.set()
     state = [0, 0]  # next chunk, chunks running in workers
 
-    def worker():
-        while True:
-            with lock:
-                i = state[0]
-                if i >= n:
-                    return
+    def claim(worker: bool) -> int:
+        with lock:
+            i = state[0]
+            if i < n:
                 state[0] = i + 1
-                state[1] += 1
-                idle.clear()
+                if worker:
+                    state[1] += 1
+                    idle.clear()
+            return i
+
+    def worker():
+        while (i := claim(True)) < n:
             try:
                 fn(chunks[i])
             finally:
@@ -150,12 +153,7 @@ def _parallel(fn, chunks) -> None:
                         idle.set()
 
     futures = [_pool.submit(worker) for _ in range(min(config.THREADS, n) - 1)]
-    while True:
-        with lock:
-            i = state[0]
-            if i >= n:
-                break
-            state[0] = i + 1
+    while (i := claim(False)) < n:
         fn(chunks[i])
     idle.wait()
     for f in futures:  # surface a worker's exception (if it ran); never blocks on one that did not start

@@ -18,50 +18,11 @@ from numba.extending import intrinsic
 
 from .intrinsics import memcpy_units
 
-_V32 = ir.VectorType(ir.IntType(64), 4)
+def _vector_copy(nbytes: int, nontemporal: bool):
+    """An intrinsic ``(dst, d, src, s)``: ``dst[d:d+nbytes] = src[s:s+nbytes]`` (uint8 arrays) as one vector load
+    (unaligned) and one store, non-temporal (``dst`` + ``d`` then aligned to ``nbytes``) or regular."""
+    vec = ir.VectorType(ir.IntType(64), nbytes // 8)
 
-
-
-def _block_ptrs(context, builder, signature, args):
-    d, do, s, so = args
-    dary = context.make_array(signature.args[0])(context, builder, d)
-    sary = context.make_array(signature.args[2])(context, builder, s)
-    dp = builder.bitcast(builder.gep(dary.data, [do]), _V32.as_pointer())
-    sp = builder.bitcast(builder.gep(sary.data, [so]), _V32.as_pointer())
-    return dp, sp
-
-
-@intrinsic
-def copy32(typingctx, dst, d, src, s):
-    """``dst[d:d+32] = src[s:s+32]`` (uint8 arrays): one unaligned 32-byte vector load and store."""
-    sig = types.void(dst, types.intp, src, types.intp)
-
-    def codegen(context, builder, signature, args):
-        dp, sp = _block_ptrs(context, builder, signature, args)
-        builder.store(builder.load(sp, align=1), dp, align=1)
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-@intrinsic
-def copy32_nt(typingctx, dst, d, src, s):
-    """``dst[d:d+32] = src[s:s+32]`` with a non-temporal store; ``dst`` + ``d`` must be 32-byte aligned."""
-    sig = types.void(dst, types.intp, src, types.intp)
-
-    def codegen(context, builder, signature, args):
-        dp, sp = _block_ptrs(context, builder, signature, args)
-        st = builder.store(builder.load(sp, align=1), dp, align=32)
-        st.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-_V16 = ir.VectorType(ir.IntType(64), 2)
-
-
-def _copy16(nontemporal):
     def impl(typingctx, dst, d, src, s):
         sig = types.void(dst, types.intp, src, types.intp)
 
@@ -69,22 +30,22 @@ def _copy16(nontemporal):
             da, do, sa, so = args
             dary = context.make_array(signature.args[0])(context, builder, da)
             sary = context.make_array(signature.args[2])(context, builder, sa)
-            dp = builder.bitcast(builder.gep(dary.data, [do]), _V16.as_pointer())
-            sp = builder.bitcast(builder.gep(sary.data, [so]), _V16.as_pointer())
-            st = builder.store(builder.load(sp, align=1), dp, align=16 if nontemporal else 1)
+            dp = builder.bitcast(builder.gep(dary.data, [do]), vec.as_pointer())
+            sp = builder.bitcast(builder.gep(sary.data, [so]), vec.as_pointer())
+            st = builder.store(builder.load(sp, align=1), dp, align=nbytes if nontemporal else 1)
             if nontemporal:
                 st.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
             return context.get_dummy_value()
 
         return sig, codegen
 
-    return impl
+    return intrinsic(impl)
 
 
-#: ``dst[d:d+16] = src[s:s+16]`` with a regular store
-copy16 = intrinsic(_copy16(False))
-#: the same with a non-temporal store; ``dst`` + ``d`` must be 16-byte aligned
-copy16_nt = intrinsic(_copy16(True))
+copy32 = _vector_copy(32, False)
+copy32_nt = _vector_copy(32, True)
+copy16 = _vector_copy(16, False)
+copy16_nt = _vector_copy(16, True)
 
 
 @intrinsic
