@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fastcopy.dma.abi import pack_transpose
-from fastcopy.kernels.layout import copy_dense, copy_rows, transpose_blocks
+from fastcopy.kernels.layout import copy_dense, copy_rows, fill_dense, transpose_blocks
 
 
 def _aligned(n, shift):
@@ -110,4 +110,17 @@ def test_copy_rows_matches_loops(burst, na, nb, gap_s, gap_d, shift, nt, seed):
     dst = _aligned(nb * batch[2] + 64, shift)
     want = _expected(dst, 8, src, 4, burst, batch, a, (1, 0, burst), (0, nb), (0, na))
     copy_rows(dst, 8, src, 4, pack_transpose(burst, batch, a, (1, 0, burst), (1, 1), nt, (0, nb, 0, na)))
+    assert np.array_equal(dst, want)
+
+
+@pytest.mark.parametrize("shift", [0, 16, 1])
+@pytest.mark.parametrize("n", [0, 5, 64, 100, 4096 + 200, 3 * 4096 + 17])
+def test_fill_dense(n, shift):
+    pattern = _aligned(4096, 0)
+    pattern[:] = 1
+    dst = _aligned(n + 40, shift)
+    dst[:] = 7
+    want = dst.copy()
+    want[3:3 + n] = 1
+    fill_dense(dst, 3, n, pattern)
     assert np.array_equal(dst, want)

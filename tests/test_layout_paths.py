@@ -109,13 +109,14 @@ def test_the_layout_kernels_are_chosen_for_layout_plans():
         assert kinds == ["transpose"] and len(formats.to_nz_call(a)[1].ksteps[0].metas) > 1
         assert [k.kind for k in formats.from_nz_call(to_nz(a), a.shape)[1].ksteps] == ["transpose"]
         assert "transpose" not in [k.kind for k in formats.to_nz_call(a[:16, :16])[1].ksteps]
-        pipe = TPipe("ATLAS_A2", capacities={"UB": a.nbytes})
+        pipe = TPipe("ATLAS_A2", capacities={"UB": 2 * a.nbytes})
         ub = pipe.alloc(TPosition.VECIN, "half", a.size)
         src = np.arange(a.size, dtype=np.uint16).view(np.float16)
         plan = plan_data_copy(ub, GlobalTensor(src), DataCopyParams(4, a.nbytes // 4 // 32))
         assert [k.kind for k in plan.ksteps] == ["dense"]
-        DataCopy(ub, GlobalTensor(src), DataCopyParams(4, a.nbytes // 4 // 32))
+        DataCopy(ub, GlobalTensor(src), DataCopyParams(4, a.nbytes // 4 // 32))  # plane: streaming fill
         assert np.array_equal(ub.numpy().view(np.uint16), src.view(np.uint16)) and ub.defined().all()
+        assert not pipe.buffer(ub.memory.phys).plane[a.nbytes:].any()  # and nothing past the span
 
 
 # ----------------------------------------------------------------------------------------------- ND2NZ

@@ -9,7 +9,7 @@ import numpy as np
 
 def warmup(verbose: bool = False) -> int:
     from ..dma import abi
-    from ..kernels import all_set, copy_dense, copy_rows, copy_strided, fill_strided, transpose_blocks
+    from ..kernels import all_set, copy_dense, copy_rows, copy_strided, fill_dense, fill_strided, transpose_blocks
 
     t0 = time.perf_counter()
     meta = abi.contiguous(1)
@@ -23,6 +23,7 @@ def warmup(verbose: bool = False) -> int:
     transpose_blocks(b, 0, b, 0, meta)
     copy_rows(b, 0, b, 0, meta)
     copy_dense(b, 0, b, 32, 32, False)
+    fill_dense(b, 0, 64, b)
     if verbose:
         print(f"fastcopy warmup: kernels ready in {time.perf_counter() - t0:.2f} s")
     return 0

@@ -194,11 +194,34 @@ def _run_fast(plan: Plan, dst, src) -> None:
     if mark_span:
         if hi - lo < config.PARALLEL_BYTES:
             dmem.plane[lo:hi] = 1
+        elif hi - lo >= config.NT_BYTES:  # streaming stores: the plane is written once, not read first
+            plane, ones = dmem.plane, _ones_page()
+            _parallel(lambda p: K.fill_dense(plane, lo + p[0], p[1], ones), _fill_pieces(hi - lo))
         else:
             for mk in plan.span_mark:
                 view, shift = dmem.view(mk.w, plane=True)
                 _fill(mk, view, (dst.offset - shift) // mk.w, mk.value)
         dmem.note_defined(lo, hi)
+
+
+_ONES_PAGE = []
+
+
+def _ones_page() -> np.ndarray:
+    """4096 bytes of 0x01 on a cache line (the source of streaming plane fills)."""
+    if not _ONES_PAGE:
+        buf = np.ones(4096 + 64, np.uint8)
+        start = (-buf.ctypes.data) % 64
+        _ONES_PAGE.append(buf[start:start + 4096])
+    return _ONES_PAGE[0]
+
+
+def _fill_pieces(n: int) -> list:
+    """``(offset, length)`` pieces of an ``n``-byte fill for the threads (whole lines, the last takes the rest)."""
+    k = config.THREADS * config.CHUNKS_PER_THREAD if config.THREADS > 1 else 1
+    per = -(-n // k)
+    size = -(-per // 64) * 64
+    return [(o, min(size, n - o)) for o in range(0, n, size)]
 
 
 def _fill(ks, view, base, value) -> None:

@@ -213,6 +213,23 @@ def copy_dense(dst, d, src, s, n, nt):
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
+def fill_dense(dst, d, n, pattern):
+    """``dst[d:d+n]`` = the byte ``pattern`` holds (``pattern``: 4096 bytes of it, 64-byte aligned, stays in L1)
+    with non-temporal stores for the whole 64-byte lines: a large fill writes each byte once instead of reading
+    the line first."""
+    head = min((-(dst.ctypes.data + d)) % 64, n)
+    memcpy_units(dst, d, pattern, 0, head)
+    k = head
+    while k + 64 <= n:
+        p = k % 4096 // 64 * 64
+        copy32_nt(dst, d + k, pattern, p)
+        copy32_nt(dst, d + k + 32, pattern, p + 32)
+        k += 64
+    memcpy_units(dst, d + k, pattern, 0, n - k)
+    store_fence()
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
 def copy_rows(dst, dbase, src, sbase, meta):
     """Long bursts (rows) in up to two loops: the ``transpose_blocks`` meta with ``nc = 1`` (``burst`` bytes
     per row, rows ``a``, batch ``b``); each row as :func:`copy_dense`, streaming its whole lines if ``nt``."""
