@@ -191,11 +191,21 @@ def test_cli_explain_text_and_png(tmp_path, capsys):
     case = str(ROOT / "examples" / "pad_row_copy.toml")
     assert main(["explain", case, "--color", "never"]) == 0
     out = capsys.readouterr().out
-    assert "DataCopyPad(" in out and "src: GM" in out
+    assert "DataCopyPad(xLocal, xGm, " in out and "src xGm: GM" in out
     assert main(["explain", case, "--op", "1", "-o", str(tmp_path / "o.png")]) == 0
     assert (tmp_path / "o.png").read_bytes().startswith(b"\x89PNG")
     assert main(["explain", case, "--op", "99"]) == 1
-    assert "not an op that moves data" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "not an op that moves data" in err and "fastcopy explain: explain:" not in err
+
+
+def test_cli_explain_counts_ops_through_loops_and_cores(capsys):
+    case = str(ROOT / "examples" / "multicore_tiles.toml")
+    assert main(["explain", case, "--op", "13", "--color", "never"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("op 13 = ops[0].body[1] (block_idx=1, i=0): DataCopy(tileGm[768], tile, 192)")
+    assert "src tile: VECIN (UB) half[192]" in out and "dst tileGm[768]: GM half[2304] at byte 1536" in out
+    assert "192 copied" in out
 
 
 def test_readme_pictures_are_generated_by_the_script(tmp_path):

@@ -13,8 +13,8 @@ def add_parser(sub) -> None:
                        "spans each buffer uses. Without -o: coloured text on a terminal. -o FILE.png / .svg "
                        "needs matplotlib (pip install 'fastcopy[plot]'); -o FILE.txt writes plain text.")
     p.add_argument("case", help="case file (.toml or .json)")
-    p.add_argument("--op", type=int, default=None, help="index in the case's ops (default: the first op that "
-                   "moves data)")
+    p.add_argument("--op", type=int, default=None, help="op number in execution order (loops unrolled, cores in "
+                   "turn, as fastcopy check lists them; default: the first op that moves data)")
     p.add_argument("--point", type=int, default=0, help="sweep point (default 0)")
     p.add_argument("-o", "--output", default=None, help="write FILE.png, FILE.svg or FILE.txt instead of printing")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto", help="ANSI colours in text "
@@ -37,6 +37,7 @@ def main_explain(args) -> int:
             color = {"always": True, "never": False}.get(args.color, sys.stdout.isatty())
             print(ex.text(color=color))
     except (CaseError, FastCopyError) as exc:
-        print(f"fastcopy explain: {exc}", file=sys.stderr)
+        text = str(exc)
+        print(f"fastcopy {text}" if text.startswith("explain: ") else f"fastcopy explain: {text}", file=sys.stderr)
         return 1
     return 0

@@ -40,8 +40,9 @@ class Explanation:
     """What one call does, ready to draw. ``str()`` / :meth:`text` for a terminal, :meth:`save` for PNG/SVG."""
 
     def __init__(self, tr: Trace, family: str, call: str, src_cols: int, dst_cols: int, role: np.ndarray,
-                 max_rows: int = MAX_ROWS):
+                 max_rows: int = MAX_ROWS, labels: tuple = ("dst", "src")):
         self.trace, self.family, self.call, self.role = tr, family, call, role
+        self.labels = {"dst": labels[0], "src": labels[1]}
         read = np.flatnonzero(tr.read)
         touched = np.flatnonzero(tr.kind != UNTOUCHED)
         self.read_span = (int(read[0]), int(read[-1]) + 1) if read.size else None
@@ -66,7 +67,9 @@ class Explanation:
         verb = "read" if role == "src" else "written"
         es = op.dtype.itemsize
         where = f"{op.position} ({op.phys})" if op.position != op.phys else op.phys
-        head = f"{role}: {where} {op.dtype_name}[{op.size}] at byte {op.offset}"
+        name = self.labels[role]
+        name = role if name == role else f"{role} {name}"
+        head = f"{name}: {where} {op.dtype_name}[{op.size}] at byte {op.offset}"
         if op.capacity:
             head += f" of {op.capacity}"
         if span is None:
@@ -127,11 +130,11 @@ class Explanation:
         return save(self, path, dpi)
 
 
-def call_text(api: str, dst, src, args, kwargs) -> str:
+def call_text(api: str, dst, src, args, kwargs, labels=None) -> str:
     def tensor(t):
         return f"{t.position}" + (f"[{t.offset // t.dtype.itemsize}]" if t.is_global and t.offset else "")
 
-    parts = [tensor(dst), tensor(src)]
+    parts = list(labels) if labels else [tensor(dst), tensor(src)]
     for a in args:
         if isinstance(a, (list, tuple)):
             parts.append("[" + ", ".join(repr(x) for x in a) + "]")
@@ -141,13 +144,16 @@ def call_text(api: str, dst, src, args, kwargs) -> str:
     return f"{api}({', '.join(parts)})"
 
 
-def explain(op, dst, src, *args, max_rows: int = MAX_ROWS, **kwargs) -> Explanation:
-    """Explain ``op(dst, src, *args, **kwargs)`` (``op``: ``fastcopy.DataCopy``, ``DataCopyPad`` or its name).
+def explain(op, dst, src, *args, max_rows: int = MAX_ROWS, labels: tuple | None = None, title: str = "",
+            **kwargs) -> Explanation:
+    """Explain ``op(dst, src, *args, **kwargs)``: ``op`` is a data-moving fastcopy function (``DataCopy``,
+    ``DataCopyPad``, ``LoadData``, ``Fixpipe``, ...) or its name.
 
     The call is validated and run exactly as ``op`` would run it (same product, addresses, pad register and loop
     mode), but on tagged scratch copies: ``dst`` and ``src`` are not read for data nor written. A call that
     would raise raises the same error here. ``print(explain(...))`` draws it as text;
-    ``explain(...).save("x.png")`` as a picture.
+    ``explain(...).save("x.png")`` (or ``.svg``) as a picture. ``labels=("yLocal", "xGm[512]")`` names the two
+    tensors in the picture, ``title`` is shown before the call; ``max_rows`` limits the grid rows drawn.
     """
     import fastcopy
 
@@ -157,4 +163,6 @@ def explain(op, dst, src, *args, max_rows: int = MAX_ROWS, **kwargs) -> Explanat
     src_cols, dst_cols = layout.grid_cols(api, args, tr)
     role = layout.roles(api, args + ((kwargs["mode"],) if "mode" in kwargs else ()), tr)
     fam = layout.family(api, args)
-    return Explanation(tr, fam, call_text(api, dst, src, args, kwargs), src_cols, dst_cols, role, max_rows)
+    call = call_text(api, dst, src, args, kwargs, labels)
+    return Explanation(tr, fam, f"{title}: {call}" if title else call, src_cols, dst_cols, role, max_rows,
+                       labels or ("dst", "src"))

@@ -1,8 +1,9 @@
 """Explain one op of a case file: run the case's ops before it (as ``fastcopy run`` does), then explain it.
 
 The case engine calls the public API (``fastcopy.DataCopy`` and friends) op by op; while it runs here, those
-names are wrapped so the N-th data-moving call is recorded with its real tensors and core state and the run
-stops there. Nothing is written to disk.
+names are wrapped so the call of the chosen op is recorded with its real tensors and core state (the engine's
+``on_op`` hook says which op is running) and the run stops there. Compute steps are skipped (their outputs count
+as written, as in ``fastcopy check``). Nothing is written to disk.
 """
 
 from __future__ import annotations
@@ -11,48 +12,60 @@ import contextlib
 
 from ..errors import FastCopyError
 
-#: The public ops a case can call that move data (explainable).
-MOVING = ("DataCopy", "DataCopyPad", "LoadData", "LoadDataWithTranspose", "LoadDataWithStride")
+#: The public ops a case can call that move data from one tensor to another (explainable).
+MOVING = ("DataCopy", "DataCopyPad", "LoadData", "LoadDataWithTranspose", "LoadDataWithStride", "Fixpipe")
 
 
 class _Stop(Exception):
     pass
 
 
-def _count_moving(prog) -> list:
-    return [op for op in prog.ops if op.api in MOVING]
-
-
 @contextlib.contextmanager
 def _recording(target: int):
+    """Wrap the moving ops so the call made for flat op ``target`` is recorded (then the run stops)."""
     import fastcopy
 
-    seen, got = [0], {}
+    state = {"op": None}
+    got = {}
     saved = {name: getattr(fastcopy, name) for name in MOVING}
 
     def wrap(name, func):
         def recorder(*args, **kwargs):
-            if seen[0] == target:
-                got.update(func=func, args=args, kwargs=kwargs)
+            op = state["op"]
+            if op is not None and op.index == target:
+                got.update(func=func, args=args, kwargs=kwargs, op=op)
                 raise _Stop
-            seen[0] += 1
             return func(*args, **kwargs)
 
         recorder.__name__ = name
         return recorder
 
+    def on_op(op, tensors):
+        state["op"] = op
+
     try:
         for name, func in saved.items():
             setattr(fastcopy, name, wrap(name, func))
-        yield got, seen
+        yield got, on_op
     finally:
         for name, func in saved.items():
             setattr(fastcopy, name, func)
 
 
+def _where(spec) -> str:
+    """``ops[0].body[1] (block_idx=1, i=0)``: the op's place in the case file and its loop variables."""
+    env = ", ".join(f"{k}={v}" for k, v in getattr(spec, "env", ()))
+    return (getattr(spec, "path", "") or f"ops[{spec.index}]") + (f" ({env})" if env else "")
+
+
+def _ref_text(ref) -> str:
+    return ref.name + (f"[{ref.offset}]" if ref.offset else "")
+
+
 def explain_case(path, op: int | None = None, point: int = 0, max_rows: int | None = None):
-    """The :class:`~fastcopy.explain.Explanation` of data-moving op ``op`` (index in the case's ``ops``;
-    default: the first that moves data) of sweep point ``point`` of the case file at ``path``."""
+    """The :class:`~fastcopy.explain.Explanation` of op ``op`` of sweep point ``point`` of the case file at
+    ``path``. ``op`` counts the case's ops in execution order, loops unrolled and cores one after the other (as
+    ``fastcopy check`` lists them); default: the first op that moves data."""
     from ..golden import load_case
     from ..golden.engine import CaseRunError, run_program
     from . import MAX_ROWS, explain
@@ -61,21 +74,26 @@ def explain_case(path, op: int | None = None, point: int = 0, max_rows: int | No
     if not 0 <= point < len(case):
         raise FastCopyError(f"explain: {path}: point {point} outside [0, {len(case)})")
     prog = case.point(point)
-    moving = [o.index for o in _count_moving(prog)]
+    ops = list(prog.ops)
+    moving = [o for o in ops if getattr(o, "api", None) in MOVING and getattr(o, "dst", None) is not None]
     if not moving:
         raise FastCopyError(f"explain: {path} has no op that moves data ({', '.join(MOVING)})")
     if op is None:
-        op = moving[0]
-    if op not in moving:
-        have = ", ".join(f"{o.index} ({o.api})" for o in _count_moving(prog))
-        raise FastCopyError(f"explain: {path}: ops[{op}] is not an op that moves data; those are: {have}")
-    with _recording(moving.index(op)) as (got, _):
+        op = moving[0].index
+    if op not in {o.index for o in moving}:
+        have = "; ".join(f"{o.index}: {_where(o)} {o.api}" for o in moving[:12])
+        more = f"; ... ({len(moving)} in all)" if len(moving) > 12 else ""
+        raise FastCopyError(f"explain: {path}: op {op} is not an op that moves data (ops are counted in execution "
+                            f"order, loops unrolled); those are: {have}{more}")
+    with _recording(op) as (got, on_op):
         try:
-            run_program(prog, skip_compute=not case.allow_python)  # compute steps: only when trusted
+            run_program(prog, skip_compute=True, on_op=on_op)  # compute steps never run: layout only
         except CaseRunError as exc:
             if not isinstance(exc.cause, _Stop):
                 raise
     if not got:
-        raise FastCopyError(f"explain: {path}: ops[{op}] was not reached")
-    args = got["args"]
-    return explain(got["func"], args[0], args[1], *args[2:], max_rows=max_rows or MAX_ROWS, **got["kwargs"])
+        raise FastCopyError(f"explain: {path}: op {op} was not reached")
+    spec, args = got["op"], got["args"]
+    labels = (_ref_text(spec.dst), _ref_text(spec.src))
+    return explain(got["func"], args[0], args[1], *args[2:], max_rows=max_rows or MAX_ROWS, labels=labels,
+                   title=f"op {op} = {_where(spec)}", **got["kwargs"])
