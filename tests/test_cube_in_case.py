@@ -104,4 +104,5 @@ def test_examples_check_and_explain(example, capsys):
     assert main(["check", path, "-q"]) == 0
     op = 1
     assert main(["explain", path, "--op", str(op)]) == 0
-    assert "LoadData(A2" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "op 1 = ops[1]: LoadData(" in out and "dst a2: A2 (L0A)" in out
