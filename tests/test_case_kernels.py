@@ -309,4 +309,4 @@ def test_explain_works_on_looped_multicore_cases_with_compute_steps(capsys):
     root = pathlib.Path(__file__).resolve().parents[1]
     # flat op 3 of vector_add.toml: the first CopyOut, after a compute step (not run without --allow-python)
     assert main(["explain", str(root / "examples" / "vector_add.toml"), "--op", "3", "--color", "never"]) == 0
-    assert "DataCopy(GM, VECOUT, 128)" in capsys.readouterr().out
+    assert "DataCopy(zGm, zLocal, 128)" in capsys.readouterr().out
