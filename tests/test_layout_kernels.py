@@ -124,3 +124,29 @@ def test_fill_dense(n, shift):
     want[3:3 + n] = 1
     fill_dense(dst, 3, n, pattern)
     assert np.array_equal(dst, want)
+
+
+@settings(max_examples=80, deadline=None)
+@given(transposes())
+def test_numpy_layout_kernels_match_numba(case):
+    """fastcopy/dma/npkernels.py (FASTCOPY_KERNELS=numpy, no numba) gives the same bytes as the numba kernels."""
+    from fastcopy.dma import npkernels
+
+    burst, batch, a, c, tile_a, tile_c, b_range, a_range, shift_d, shift_s, nt = case
+    n = 128 + sum((k[0] - 1) * max(k[1], k[2]) for k in (batch, a, c)) + burst + 64
+    src = _aligned(n, shift_s)
+    src[:] = np.random.default_rng(2).integers(0, 256, n, dtype=np.uint8)
+    meta = pack_transpose(burst, batch, a, c, (tile_a, tile_c), nt, b_range + a_range)
+    rows = pack_transpose(burst, batch, a, (1, 0, burst), (1, 1), nt, b_range + a_range)
+    for numba_kernel, numpy_kernel, m in ((transpose_blocks, npkernels.transpose_blocks, meta),
+                                          (copy_rows, npkernels.copy_rows, rows)):
+        want, got = _aligned(n, shift_d), _aligned(n, shift_d)
+        numba_kernel(want, 64, src, 32, m)
+        numpy_kernel(got, 64, src, 32, m)
+        assert np.array_equal(got, want)
+    want, got = _aligned(n, shift_d), _aligned(n, shift_d)
+    copy_dense(want, 5, src, 3, n - 80, nt)
+    npkernels.copy_dense(got, 5, src, 3, n - 80, nt)
+    fill_dense(want, 7, n - 90, np.full(4096, 9, np.uint8))
+    npkernels.fill_dense(got, 7, n - 90, np.full(4096, 9, np.uint8))
+    assert np.array_equal(got, want)
