@@ -46,3 +46,6 @@ CHUNKS_PER_THREAD = 2
 #: the small-call path consults the known-defined ranges of a destination (and skips setting its plane) for
 #: dense spans of at least this many bytes; below it setting the span is cheaper than the lookup
 KNOWN_BYTES = 1 << 15
+#: the exact path (overlapping writes, aliasing) works through at most this many written bytes at a time (its
+#: temporaries are ~40 bytes per written byte): its memory stays bounded whatever the call's size
+EXACT_CHUNK = 1 << 21

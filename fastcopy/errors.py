@@ -16,8 +16,9 @@ class ParamError(FastCopyError, ValueError):
     """A parameter value is not allowed: outside its C++ type or its documented range, or inconsistent."""
 
 
-class ParamTypeError(ParamError):
-    """A value cannot be stored in the C++ type of its field (it would wrap on the device)."""
+class ParamTypeError(ParamError, TypeError):
+    """A value cannot be stored in the C++ type of its field (it would wrap on the device), or is not a value of
+    that kind at all (a bool, a fraction or a string where an integer belongs). Also a TypeError."""
 
 
 class RangeError(ParamError):
@@ -37,7 +38,12 @@ class OutOfBoundsError(FastCopyError, IndexError):
 
 
 class CapacityError(FastCopyError, MemoryError):
-    """An on-chip buffer has no room for an allocation."""
+    """An on-chip buffer has no room for an allocation, or a call would need more working memory than the
+    configured limit (the exact path)."""
+
+
+class ReadOnlyError(FastCopyError, ValueError):
+    """The destination is a read-only array: fastcopy never writes into memory numpy marks unwritable."""
 
 
 class FastCopyWarning(UserWarning):

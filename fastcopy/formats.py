@@ -19,6 +19,7 @@ import numpy as np
 
 from .dtypes import as_dtype
 from .errors import ParamError, UnsupportedError
+from .integers import as_int
 from .memory import Memory, TensorSig, aligned_empty
 from .params import Nd2NzParams, Nz2NdParamsFull
 from .dma.lower import make_plan
@@ -44,9 +45,10 @@ def _c0(c0, dt: np.dtype, api: str) -> int:
             raise ParamError(f"{api}: dtype {dt} ({dt.itemsize} bytes) has no default C0 (32 bytes / itemsize); "
                              "pass c0=")
         return BLK // dt.itemsize
-    if isinstance(c0, bool) or not isinstance(c0, (int, np.integer)) or c0 < 1:
+    c0 = as_int(c0, api, "c0", "elements per C0 block")
+    if c0 < 1:
         raise ParamError(f"{api}: c0={c0!r} must be a positive integer (elements per C0 block)")
-    return int(c0)
+    return c0
 
 
 def _split(shape, api: str) -> tuple:

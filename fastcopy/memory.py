@@ -7,15 +7,22 @@ nothing extra. Fresh on-chip memory is undefined and holds the core's poison byt
 
 from __future__ import annotations
 
+import contextvars
 import threading
+import weakref
 
 import numpy as np
 
 from .dtypes import UINT_OF_WIDTH, as_dtype
-from .errors import CapacityError, FastCopyError, OutOfBoundsError, UnsupportedError
+from .errors import (AlignmentError, CapacityError, FastCopyError, OutOfBoundsError, ParamTypeError, RangeError,
+                     UnsupportedError)
+from .integers import as_int, check_int
 from .products import ALIGN, CAPACITIES, DEFAULT_PRODUCT, POSITIONS, Phys, Product, TPosition
 
 _PLANE_LOCK = threading.Lock()
+
+#: Largest on-chip buffer TPipe(capacities=...) accepts, in bytes (the emulation allocates it on the host)
+MAX_CAPACITY = 1 << 40
 
 #: Default poison byte of undefined memory: NaN in every float type, -1 / max in integer types.
 DEFAULT_POISON = 0xFF
@@ -36,7 +43,7 @@ class Memory:
     """One flat byte space (a GM array or a physical on-chip buffer) and its definedness plane."""
 
     __slots__ = ("data", "plane", "phys", "pipe", "addr0", "host", "_views", "_plane_views", "poison", "known",
-                 "__weakref__")
+                 "readonly", "size", "__weakref__")
 
     def __init__(self, data: np.ndarray, phys: Phys, pipe=None, plane=None, poison: int = DEFAULT_POISON):
         self.data = data  # 1-D uint8
@@ -49,6 +56,8 @@ class Memory:
         self._views = {}
         self._plane_views = {}
         self.known = []  # byte ranges [lo, hi) known to be all defined (a cache; see note_defined / forget)
+        self.readonly = not data.flags.writeable  # a read-only user array: never a destination
+        self.size = data.size  # bytes (a Python int: the last bounds check before any kernel reads it)
 
     def shares(self, other: "Memory") -> bool:
         """Whether the two memories overlap in host memory (two GlobalTensors over one array, say)."""
@@ -100,16 +109,22 @@ class TensorSig:
     lookups hash and compare by identity."""
 
     __slots__ = ("position", "phys", "dtype", "nbytes", "addr_mod", "host_mod", "itemsize", "__weakref__")
-    _interned: dict = {}
+    #: weak: a signature lives as long as a tensor or a cached plan holds it (the plan caches are LRU-bounded),
+    #: so the table never grows beyond what is in use
+    _interned = weakref.WeakValueDictionary()
+    _lock = threading.Lock()
 
     def __new__(cls, position, phys, dtype, nbytes, addr_mod, host_mod):
         key = (position, phys, dtype, nbytes, addr_mod, host_mod)
         sig = cls._interned.get(key)
         if sig is None:
-            sig = object.__new__(cls)
-            sig.position, sig.phys, sig.dtype, sig.nbytes = position, phys, dtype, nbytes
-            sig.addr_mod, sig.host_mod, sig.itemsize = addr_mod, host_mod, dtype.itemsize
-            cls._interned[key] = sig
+            with cls._lock:
+                sig = cls._interned.get(key)
+                if sig is None:
+                    sig = object.__new__(cls)
+                    sig.position, sig.phys, sig.dtype, sig.nbytes = position, phys, dtype, nbytes
+                    sig.addr_mod, sig.host_mod, sig.itemsize = addr_mod, host_mod, dtype.itemsize
+                    cls._interned[key] = sig
         return sig
 
     def __repr__(self) -> str:
@@ -191,9 +206,10 @@ class _Tensor:
 
     def __getitem__(self, k):
         """``t[k]``: the sub-tensor starting ``k`` elements later, to the end (``GlobalTensor::operator[]``)."""
-        if isinstance(k, slice) or not isinstance(k, (int, np.integer)):
-            raise TypeError(f"{type(self).__name__}[k] takes an element offset (int); use .numpy() for slicing")
-        k = int(k)
+        name = type(self).__name__
+        if isinstance(k, slice):
+            raise ParamTypeError(f"{name}[k] takes an element offset (int); use .numpy() for slicing")
+        k = as_int(k, f"{name}[k]", "k", "an element offset")
         if not 0 <= k <= self.size:
             raise OutOfBoundsError(f"{type(self).__name__}[{k}]: offset outside [0, {self.size}] elements")
         return self._sub(k)
@@ -212,10 +228,15 @@ class _Tensor:
         """Byte address of element 0 within its physical buffer (within the array, for GM)."""
         return self.offset
 
+    def _index(self, i, api: str) -> int:
+        return check_int(i, f"{type(self).__name__}.{api}", "i", 0, self.size - 1, f"elements (size {self.size})",
+                         error=OutOfBoundsError)
+
     def GetValue(self, i: int):  # noqa: N802
-        return self.numpy()[i]
+        return self.numpy()[self._index(i, "GetValue")]
 
     def SetValue(self, i: int, v) -> None:  # noqa: N802
+        i = self._index(i, "SetValue")
         self.numpy()[i] = v
         if self.memory.plane is not None:
             es = self.dtype.itemsize
@@ -285,15 +306,19 @@ class LocalTensor(_Tensor):
         return t
 
 
-_current: list = []
+#: per thread / asyncio task: the stack of ``with pipe:`` blocks and the TPipe created last (weak references)
+_current: contextvars.ContextVar = contextvars.ContextVar("fastcopy_current_pipe", default=())
+_created: contextvars.ContextVar = contextvars.ContextVar("fastcopy_last_pipe", default=None)
 
 
 def current_pipe(required: bool = True):
-    """The current core: the innermost ``with pipe:``, else the most recently created TPipe."""
-    if _current:
-        return _current[-1]
-    if TPipe._last is not None:
-        pipe = TPipe._last()
+    """The current core of this thread (or asyncio task): its innermost ``with pipe:``, else the TPipe it
+    created last, else (a thread that never made one) the TPipe created last in the process."""
+    stack = _current.get()
+    if stack:
+        return stack[-1]
+    for ref in (_created.get(), TPipe._last):
+        pipe = ref() if ref is not None else None
         if pipe is not None:
             return pipe
     if required:
@@ -311,22 +336,33 @@ class TPipe:
     _last = None
 
     def __init__(self, product=DEFAULT_PRODUCT, capacities: dict | None = None, poison: int = DEFAULT_POISON):
-        import weakref
-
         self.product = Product.get(product)
         self.capacities = dict(CAPACITIES[self.product])
+        if capacities is not None and not isinstance(capacities, dict):
+            raise ParamTypeError(f"TPipe: capacities must be a dict {{buffer: bytes}}, got {type(capacities).__name__}")
         for k, v in (capacities or {}).items():
             phys = k if isinstance(k, Phys) else _phys_by_name(k)
-            if phys not in self.capacities:
+            if phys not in self.capacities or phys is Phys.GM:
                 raise UnsupportedError(f"TPipe: {self.product} has no {phys} buffer")
-            self.capacities[phys] = int(v)
-        if not 0 <= poison <= 255:
-            raise FastCopyError(f"TPipe: poison={poison} is not a byte value [0, 255]")
-        self.poison = poison
+            self.capacities[phys] = check_int(v, "TPipe", f"capacities[{phys.name}]", 0, MAX_CAPACITY, "bytes")
+        self.poison = check_int(poison, "TPipe", "poison", 0, 255, "(a byte value)")
         self._buffers: dict[Phys, Memory] = {}
         self._next: dict[Phys, int] = {}
+        self._lock = threading.Lock()  # allocation and buffer creation are atomic
         self.state: dict = {}  # per-core registers (pad value, loop mode), owned by the ops that use them
-        TPipe._last = weakref.ref(self)
+        ref = weakref.ref(self)
+        TPipe._last = ref
+        _created.set(ref)
+
+    @classmethod
+    def detached(cls, **kwargs) -> "TPipe":
+        """A TPipe that does not become the current core (scratch cores of tools such as explain)."""
+        last, created = cls._last, _created.get()
+        try:
+            return cls(**kwargs)
+        finally:
+            cls._last = last
+            _created.set(created)
 
     def buffer(self, phys: Phys) -> Memory:
         """The physical buffer (created on first use: all bytes poison and undefined)."""
@@ -334,23 +370,38 @@ class TPipe:
         if mem is None:
             if phys not in self.capacities:
                 raise UnsupportedError(f"{self.product} has no {phys} buffer")
-            n = self.capacities[phys]
-            # both arrays written now (not calloc'd np.zeros): their pages are faulted in here, not by the first
-            # copy into the buffer. L1 (the ND2NZ destination) starts on a cache line, for the layout kernels'
-            # non-temporal stores; the other buffers where numpy's large GM arrays start, for dense copies
-            offset = 0 if phys is Phys.L1 else 16
-            data = aligned_empty(n, offset=offset)
-            data.fill(self.poison)
-            plane = aligned_empty(n, offset=offset)
-            plane.fill(0)  # touched now: the first call into a fresh TPipe does not page-fault on its plane
-            mem = Memory(data, phys, pipe=self, plane=plane, poison=self.poison)
-            self._buffers[phys] = mem
+            with self._lock:
+                mem = self._buffers.get(phys)
+                if mem is None:
+                    n = self.capacities[phys]
+                    # both arrays written now (not calloc'd np.zeros): their pages are faulted in here, not by the
+                    # first copy into the buffer. L1 (the ND2NZ destination) starts on a cache line, for the layout
+                    # kernels' non-temporal stores; the other buffers where numpy's large GM arrays start
+                    offset = 0 if phys is Phys.L1 else 16
+                    try:
+                        data = aligned_empty(n, offset=offset)
+                        data.fill(self.poison)
+                        plane = aligned_empty(n, offset=offset)
+                        plane.fill(0)  # touched now: the first call into a fresh TPipe does not page-fault on it
+                    except MemoryError:
+                        raise CapacityError(f"TPipe: cannot allocate the {n}-byte {phys} buffer (and its "
+                                            "definedness plane) on this host; lower TPipe(capacities=...)") from None
+                    mem = Memory(data, phys, pipe=self, plane=plane, poison=self.poison)
+                    self._buffers[phys] = mem
         return mem
 
+    def position(self, position) -> TPosition:
+        """``position`` (a TPosition or its name) as a TPosition, else UnsupportedError naming the valid ones."""
+        return _position(position, self.product)
+
+    def _local_names(self) -> str:
+        return ", ".join(p.name for p in POSITIONS[self.product] if p is not TPosition.GM)
+
     def phys_of(self, position: TPosition) -> Phys:
-        phys = POSITIONS[self.product].get(TPosition(position))
+        position = self.position(position)
+        have = self._local_names()
+        phys = POSITIONS[self.product].get(position)
         if phys is None or phys is Phys.GM:
-            have = ", ".join(p.name for p in POSITIONS[self.product] if p is not TPosition.GM)
             raise UnsupportedError(f"TPipe.alloc: position {position} is not a local position on {self.product}; "
                                    f"local positions there: {have}")
         return phys
@@ -358,27 +409,32 @@ class TPipe:
     def alloc(self, position, dtype, count: int, addr: int | None = None) -> LocalTensor:
         """A LocalTensor of ``count`` elements at the next aligned address (or at byte ``addr``) of the
         physical buffer that ``position`` maps to on this product."""
+        api = "TPipe.alloc"
         position = _position(position, self.product)
-        dt = as_dtype(dtype)
         phys = self.phys_of(position)
+        dt = as_dtype(dtype)
         align = ALIGN[phys]
-        nbytes = int(count) * dt.itemsize
-        if count < 0:
-            raise FastCopyError(f"TPipe.alloc: count={count} is negative")
-        if addr is None:
-            addr = -(-self._next.get(phys, 0) // align) * align
-        elif addr % align:
-            from .errors import AlignmentError
-
-            raise AlignmentError(f"TPipe.alloc: addr={addr} is not a multiple of {align} bytes ({phys} on "
-                                 f"{self.product})")
         cap = self.capacities[phys]
-        if addr + nbytes > cap:
-            raise CapacityError(f"TPipe.alloc({position}, {dt}, {count}): needs bytes [{addr}, {addr + nbytes}) "
-                                f"but {phys} holds {cap} bytes on {self.product} ({cap - addr} free at {addr}); "
-                                "raise it with TPipe(capacities=...)")
-        self._next[phys] = max(self._next.get(phys, 0), addr + nbytes)
-        return LocalTensor(self, position, self.buffer(phys), addr, dt, int(count))
+        count = check_int(count, api, "count", 0, None, "elements")
+        nbytes = count * dt.itemsize
+        if addr is not None:
+            addr = check_int(addr, api, "addr", 0, None, f"bytes (an address inside {phys}, {cap} bytes on "
+                                                        f"{self.product})")
+            if addr % align:
+                raise AlignmentError(f"{api}: addr={addr} is not a multiple of {align} bytes ({phys} on "
+                                     f"{self.product})")
+        mem = self.buffer(phys)
+        with self._lock:  # read, check and advance the allocation pointer as one step (threads share pipes)
+            if addr is None:
+                at = -(-self._next.get(phys, 0) // align) * align
+            else:
+                at = addr
+            if at + nbytes > cap:
+                raise CapacityError(f"{api}({position}, {dt}, {count}): needs bytes [{at}, {at + nbytes}) but "
+                                    f"{phys} holds {cap} bytes on {self.product} ({max(cap - at, 0)} free at "
+                                    f"{at}); raise it with TPipe(capacities=...)")
+            self._next[phys] = max(self._next.get(phys, 0), at + nbytes)
+        return LocalTensor(self, position, mem, at, dt, count)
 
     def allocated(self, phys: Phys) -> int:
         """End (byte address) of the highest allocation made so far in buffer ``phys`` (0 if none)."""
@@ -389,11 +445,15 @@ class TPipe:
         self._next.clear()
 
     def __enter__(self):
-        _current.append(self)
+        _current.set(_current.get() + (self,))
         return self
 
     def __exit__(self, *exc):
-        _current.pop()
+        stack = _current.get()
+        for k in range(len(stack) - 1, -1, -1):  # this context's innermost entry of this pipe
+            if stack[k] is self:
+                _current.set(stack[:k] + stack[k + 1:])
+                break
         return False
 
     def __repr__(self) -> str:
@@ -404,7 +464,7 @@ def _position(position, product) -> TPosition:
     """A TPosition from a member or its name, or an UnsupportedError naming the valid positions."""
     try:
         return TPosition(position)
-    except ValueError:
+    except (ValueError, TypeError):
         import difflib
 
         names = [p.name for p in POSITIONS[product] if p is not TPosition.GM]

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import structdoc
 from .errors import ParamTypeError
+from .integers import as_int
 
 #: C++ integer type -> (C spelling, lowest, highest).
 CTYPES = {
@@ -111,16 +112,12 @@ class ParamStruct:
         if f.ctype == "T":
             return value
         if f.ctype == "bool":
-            if isinstance(value, (bool, np.bool_)) or (isinstance(value, numbers.Integral) and value in (0, 1)):
+            if isinstance(value, (bool, np.bool_)):
+                return bool(value)
+            if isinstance(value, numbers.Integral) and as_int(value, name, f.name) in (0, 1):
                 return bool(value)
             raise ParamTypeError(f"{name}: {f.name}={value!r} is not a bool")
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-            if isinstance(value, (float, np.floating)) and float(value).is_integer():
-                value = int(value)
-            else:
-                raise ParamTypeError(f"{name}: {f.name}={value!r} is not an integer "
-                                     f"({CTYPES[f.ctype][0]})")
-        value = int(value)
+        value = as_int(value, name, f.name, self._type_text(f))
         lo, hi = _widest(f.ctype, self._product_types(f).values())
         if not lo <= value <= hi:
             raise ParamTypeError(f"{name}: {f.name}={value} does not fit {self._type_text(f)} [{lo}, {hi}]; "

@@ -24,7 +24,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .dtypes import as_dtype, ascend_name
-from .errors import FastCopyError, OutOfBoundsError, ParamError, UnsupportedError
+from .errors import FastCopyError, OutOfBoundsError, ParamError, ParamTypeError, UnsupportedError
+from .integers import as_int
 from .memory import TensorSig, current_pipe
 from .ops.common import Call, check_path
 from .ops.slice import BLK, MAX_BURST_LEN, MAX_RUNS, plan_keys
@@ -134,7 +135,9 @@ def _product(product) -> Product:
 def _shape(shape, what) -> tuple:
     if isinstance(shape, numbers.Integral):
         shape = (shape,)
-    shape = tuple(int(n) for n in shape)
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+        raise ParamTypeError(f"{API}: {what}={shape!r} must be a tuple of extents")
+    shape = tuple(as_int(n, API, f"{what}[{k}]", "elements") for k, n in enumerate(shape))
     if not shape or any(n < 1 for n in shape):
         raise ParamError(f"{API}: {what}={shape} must have at least one axis, every extent >= 1")
     return shape

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import OutOfBoundsError, ReadOnlyError
+
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 _ONES = {1: 0x01, 2: 0x0101, 4: 0x01010101, 8: 0x0101010101010101}
 
@@ -50,11 +52,24 @@ def combine(*masks):
     return out
 
 
+def _inside(tensor, offs: np.ndarray, es: int, n=None) -> None:
+    """The last guard of these numpy writes (their callers validate): every element offset inside the tensor,
+    the tensor writable."""
+    if tensor.memory.readonly:
+        raise ReadOnlyError(f"{tensor!r}: the destination is a read-only array; nothing was written")
+    if offs.size:
+        lo, hi = int(offs.min()), (n if n is not None else int(offs.max()) + 1)
+        if lo < 0 or hi * es > tensor.nbytes:
+            raise OutOfBoundsError(f"internal error: element offsets [{lo}, {hi}) of {es} bytes leave {tensor!r} "
+                                   "(please report this call); nothing was written")
+
+
 def write(tensor, offs: np.ndarray, values: np.ndarray, defined=None, dense: bool = False) -> None:
     """Store ``values`` at element offsets ``offs`` (of the values' width); elements whose ``defined`` is False
     get the poison byte and become undefined. ``dense``: ``offs`` is a permutation of ``range(offs.size)``."""
     mem = tensor.memory
     es = values.dtype.itemsize
+    _inside(tensor, offs, es, offs.size if dense else None)
     uint = _UINT[es]
     bits = np.ascontiguousarray(values).view(uint)
     if defined is not None:

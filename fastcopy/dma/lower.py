@@ -16,6 +16,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import config
+from ..errors import OutOfBoundsError
 from . import abi
 from .abi import MAX_LOOPS
 from .steps import Convert, Fill, Move, check_span, hull, step_spans, written
@@ -353,6 +354,37 @@ def _narrow_pattern(step, residue: int) -> bool:
     return w < len(step.pattern)
 
 
+def _meta_extent(meta, dst_side: bool):
+    """``(lo, hi)`` units one kernel call touches on one side (None if it touches nothing)."""
+    burst = abi.burst_of(meta)
+    o_lo, o_hi, i_lo, i_hi = abi.chunk_of(meta)
+    loops = abi.loops_of(meta)
+    if burst <= 0 or o_hi <= o_lo or i_hi <= i_lo or min(lp[0] for lp in loops[1:]) <= 0:
+        return None
+    col = 2 if dst_side else 1
+    offs = abi.offsets_of(meta)[0 if dst_side else 1][o_lo:o_hi]
+    lo, hi = int(offs.min()), int(offs.max())
+    s0 = loops[0][col]
+    lo += min(i_lo * s0, (i_hi - 1) * s0)
+    hi += max(i_lo * s0, (i_hi - 1) * s0)
+    for lp in loops[1:]:
+        lo += min(0, (lp[0] - 1) * lp[col])
+        hi += max(0, (lp[0] - 1) * lp[col])
+    return lo, hi + burst
+
+
+def _check_lowered(api: str, ks, span, residue: int, dst_side: bool) -> None:
+    """Every unit a lowered kernel step touches lies inside the plan's byte span: a lowering bug is caught
+    here, when the plan is made, instead of writing outside the tensor."""
+    r = residue % ks.w
+    for meta in ks.metas:
+        ext = _meta_extent(meta, dst_side)
+        if ext is not None and (ext[0] * ks.w - r < span[0] or ext[1] * ks.w - r > span[1]):
+            raise OutOfBoundsError(f"{api}: internal error: a lowered {ks.kind} step touches bytes "
+                                   f"[{ext[0] * ks.w - r}, {ext[1] * ks.w - r}) outside the planned span {span}; "
+                                   "nothing was written (please report this call)")
+
+
 def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False, effects=()) -> Plan:
     """Check every span against the tensors and lower the steps. ``src``/``dst`` are
     :class:`fastcopy.memory.TensorSig` (``src`` may be None for fill-only plans); ``exact``: the writes may
@@ -385,6 +417,15 @@ def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False, effec
         ksteps = tuple(marked)
     if dense and write[1] - write[0] >= config.PARALLEL_BYTES:  # smaller spans are set with numpy by the executor
         span_mark = _span_fill(write[0], write[1], dst.host_mod)
+    for ks in ksteps:  # (the strided kernels' steps; the layout kernels pack their own arguments)
+        if ks.kind in ("copy", "fill"):
+            _check_lowered(api, ks, write, dst.host_mod, True)
+        if ks.kind == "copy":
+            _check_lowered(api, ks, read, src_res, False)
+        for mk in ks.mark:
+            _check_lowered(api, mk, write, dst.host_mod, True)
+    for mk in span_mark:
+        _check_lowered(api, mk, write, dst.host_mod, True)
     fast = None
     if (not warnings and not effects and not exact and len(ksteps) == 1 and ksteps[0].kind == "copy"
             and len(ksteps[0].metas) == 1):

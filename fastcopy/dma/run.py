@@ -19,7 +19,7 @@ from ..errors import FastCopyWarning
 from . import abi
 from . import kernels as K
 from .lower import LAYOUT_KINDS, Plan
-from .steps import Convert, Fill, Move, read_grid, write_grid
+from .steps import Convert, Fill, Move, check_in_memory, grid_pieces, read_grid, src_burst, write_grid
 
 #: 0x01 in every byte of a unit, by view width (the definedness plane's "defined")
 _ONES = {w: np.uint64(int.from_bytes(b"\x01" * w, "little")) for w in (1, 2, 4, 8)}
@@ -44,6 +44,7 @@ OBSERVERS: list = []
 
 def execute(plan: Plan, dst, src) -> None:
     """Apply ``plan`` (built for these tensors' signatures) and emit its warnings."""
+    check_in_memory(plan, dst, src)
     if OBSERVERS:
         for observer in OBSERVERS:
             observer(plan, dst, src)
@@ -335,18 +336,28 @@ def _convert_writes(step: Convert, dst, src):
 
 
 def _step_writes(step, dst, src):
+    """``(dst byte offsets, values, defined)`` of one step, in program order, piece by piece."""
+    limit = config.EXACT_CHUNK
     if isinstance(step, Move):
-        sidx, didx = read_grid(step), write_grid(step)
-        vals, dfd = _src_bytes(src, sidx)
-        return didx, vals, dfd
-    if isinstance(step, Fill):
-        didx = write_grid(step)
-        if step.pattern is None:
-            return didx, np.full(didx.size, poison_byte(dst, src), np.uint8), np.zeros(didx.size, bool)
-        pat = np.frombuffer(step.pattern, np.uint8)
-        within = np.tile(np.arange(step.burst) % pat.size, didx.size // step.burst if step.burst else 0)
-        return didx, pat[within], np.ones(didx.size, bool)
-    return _convert_writes(step, dst, src)
+        for sidx, didx in zip(grid_pieces(step.src_offs, step.burst, step.loops, 1, limit),
+                              grid_pieces(step.dst_offs, step.burst, step.loops, 2, limit)):
+            vals, dfd = _src_bytes(src, sidx)
+            yield didx, vals, dfd
+    elif isinstance(step, Fill):
+        for didx in grid_pieces(step.dst_offs, step.burst, step.loops, 1, limit):
+            if step.pattern is None:
+                yield didx, np.full(didx.size, poison_byte(dst, src), np.uint8), np.zeros(didx.size, bool)
+                continue
+            pat = np.frombuffer(step.pattern, np.uint8)
+            within = np.tile(np.arange(step.burst) % pat.size, didx.size // step.burst if step.burst else 0)
+            yield didx, pat[within], np.ones(didx.size, bool)
+    else:
+        yield _convert_writes(step, dst, src)
+
+
+def _step_reads(step):
+    if not isinstance(step, Fill):
+        yield from grid_pieces(step.src_offs, src_burst(step), step.loops, 1, config.EXACT_CHUNK)
 
 
 def _scatter(dst, idx, val, dfd) -> None:
@@ -359,34 +370,54 @@ def _scatter(dst, idx, val, dfd) -> None:
 
 
 def _run_exact(plan: Plan, dst, src) -> None:
-    # gather everything first (read-before-write), in program order
-    parts = [_step_writes(s, dst, src) for s in plan.steps]
-    idx = np.concatenate([p[0] for p in parts])
-    val = np.concatenate([p[1] for p in parts])
-    dfd = np.concatenate([p[2] for p in parts])
-    if not idx.size:  # zero-count loops: nothing is written
+    """Every write of the call resolved byte by byte (last write wins; a byte written with different values or
+    definedness is undefined), gathered before anything is written (read-before-write). Works piece by piece
+    over state arrays of the write span, so its memory is bounded whatever the call's size."""
+    lo, hi = plan.write
+    n = hi - lo
+    key = np.zeros(n, np.int16)  # value * 2 + defined of the last write
+    count = np.zeros(n, np.uint8)  # 0 unwritten, 1 once, 2 more than once
+    conflict = np.zeros(n, bool)
+    for step in plan.steps:
+        for idx, v, d in _step_writes(step, dst, src):
+            if not idx.size:
+                continue
+            rel = idx - lo
+            order = np.argsort(rel, kind="stable")
+            rel, k = rel[order], v[order].astype(np.int16) * 2 + d[order]
+            first = np.ones(rel.size, bool)
+            first[1:] = rel[1:] != rel[:-1]
+            starts = np.flatnonzero(first)
+            kmin, kmax = np.minimum.reduceat(k, starts), np.maximum.reduceat(k, starts)
+            last = np.append(starts[1:], rel.size) - 1
+            u = rel[starts]
+            seen = count[u] > 0
+            conflict[u] |= (kmin != kmax) | (seen & ((key[u] != kmin) | (key[u] != kmax)))
+            count[u] = np.where(seen | (last > starts), 2, 1)
+            key[u] = k[last]
+    written = np.flatnonzero(count)
+    if not written.size:  # zero-count loops: nothing is written
         return
-    order = np.argsort(idx, kind="stable")
-    idx, val, dfd = idx[order], val[order], dfd[order]
-    first = np.ones(idx.size, bool)
-    first[1:] = idx[1:] != idx[:-1]
-    starts = np.flatnonzero(first)
-    key = val.astype(np.int16) * 2 + dfd
-    conflict = np.minimum.reduceat(key, starts) != np.maximum.reduceat(key, starts)
-    last = np.append(starts[1:], idx.size) - 1
-    uidx, uval, udfd = idx[last], val[last].copy(), dfd[last].copy()
-    multi = int(np.count_nonzero(last - starts))
+    wkey = key[written]
+    uval, udfd = (wkey >> 1).astype(np.uint8), (wkey & 1).astype(bool)
+    bad = conflict[written]
+    multi = int(np.count_nonzero(count[written] == 2))
     if multi:
-        uval[conflict] = poison_byte(dst, src)
-        udfd[conflict] = False
+        uval[bad] = poison_byte(dst, src)
+        udfd[bad] = False
         warnings.warn(f"{plan.api}: writes overlap: {multi} destination bytes are written more than once in one "
-                      f"call, {int(conflict.sum())} of them with different values; the hardware order is "
+                      f"call, {int(bad.sum())} of them with different values; the hardware order is "
                       "unspecified, so those are undefined", FastCopyWarning, stacklevel=4)
-    _scatter(dst, uidx, uval, udfd)
-    if src is not None and src.memory.shares(dst.memory):
-        read = np.concatenate([read_grid(s) for s in plan.steps if not isinstance(s, Fill)] or [idx[:0]])
-        shared = np.intersect1d(src.memory.host + src.offset + read, dst.memory.host + dst.offset + uidx)
-        if shared.size:
-            warnings.warn(f"{plan.api}: source and destination share {shared.size} bytes; fastcopy reads the "
+    if src is not None and src.memory.shares(dst.memory):  # what the source held, before the scatter
+        shift = src.memory.host + src.offset - (dst.memory.host + dst.offset + lo)
+        hit = np.zeros(n, bool)
+        for step in plan.steps:
+            for sidx in _step_reads(step):
+                rel = sidx + shift
+                hit[rel[(rel >= 0) & (rel < n)]] = True
+        shared = int(np.count_nonzero(hit & (count > 0)))
+        if shared:
+            warnings.warn(f"{plan.api}: source and destination share {shared} bytes; fastcopy reads the "
                           "whole source before writing, the hardware does not promise that", FastCopyWarning,
                           stacklevel=4)
+    _scatter(dst, written + lo, uval, udfd)

@@ -12,7 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import config
-from ..errors import OutOfBoundsError
+from ..errors import OutOfBoundsError, ReadOnlyError
 
 
 class Move(NamedTuple):
@@ -117,6 +117,46 @@ def check_span(api: str, role: str, span, tensor_nbytes: int, what: str) -> None
         raise OutOfBoundsError(f"{api}: the {role} span is bytes [{lo}, {hi}) of the {what} tensor, which has "
                                f"{tensor_nbytes} bytes: needs {hi - min(lo, 0)} bytes, {tensor_nbytes} available "
                                f"(first byte outside at offset {bad})")
+
+
+def check_in_memory(plan, dst, src) -> None:
+    """The last guard before any kernel or write: the plan's spans, placed at the tensors' offsets, must lie
+    inside the tensors' whole memories (the GM array, the physical buffer), whatever happened upstream; and a
+    read-only array is never a destination."""
+    w, r = plan.write, plan.read
+    if w is not None and dst.memory.readonly:
+        raise ReadOnlyError(f"{plan.api}: the destination is a read-only array; nothing was written")
+    if w is not None and (dst.offset + w[0] < 0 or dst.offset + w[1] > dst.memory.size):
+        _outside(plan.api, "write", dst.offset + w[0], dst.offset + w[1], dst.memory)
+    if r is not None and src is not None and (src.offset + r[0] < 0 or src.offset + r[1] > src.memory.size):
+        _outside(plan.api, "read", src.offset + r[0], src.offset + r[1], src.memory)
+
+
+def _outside(api: str, role: str, lo: int, hi: int, memory) -> None:
+    raise OutOfBoundsError(f"{api}: the {role} span is bytes [{lo}, {hi}) of its memory ({memory.phys}), "
+                           f"which has {memory.size} bytes; nothing was written")
+
+
+def grid_pieces(offs, burst, loops, col, limit: int):
+    """:func:`grid` in program order as consecutive pieces of at most about ``limit`` bytes (an offsets list or
+    the outermost loop is split; one burst longer than ``limit`` is one piece): bounded memory for any step."""
+    inner = burst
+    for lp in loops:
+        inner *= lp[0]
+    if inner * len(offs) <= limit or (len(offs) == 1 and not loops):
+        yield grid(offs, burst, loops, col)
+        return
+    if len(offs) > 1:
+        step = max(1, limit // max(inner, 1))
+        for a in range(0, len(offs), step):
+            yield from grid_pieces(offs[a:a + step], burst, loops, col, limit)
+        return
+    n, stride = loops[0][0], loops[0][col]
+    inner //= max(n, 1)
+    step = max(1, limit // max(inner, 1))
+    for a in range(0, n, step):
+        sub = tuple(offs[0] + i * stride for i in range(a, min(n, a + step)))
+        yield from grid_pieces(sub, burst, loops[1:], col, limit)
 
 
 def grid(offs, burst, loops, col) -> np.ndarray:

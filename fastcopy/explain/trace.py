@@ -82,11 +82,8 @@ def operand(role: str, t) -> Operand:
 
 
 def _scratch_pipe(pipe) -> TPipe:
-    last = TPipe._last  # a scratch core must not become the user's current core
-    try:
-        s = TPipe(product=pipe.product, capacities=dict(pipe.capacities), poison=pipe.poison)
-    finally:
-        TPipe._last = last
+    # a scratch core must not become the user's current core
+    s = TPipe.detached(product=pipe.product, capacities=dict(pipe.capacities), poison=pipe.poison)
     s.state = copy.deepcopy({k: v for k, v in pipe.state.items() if k != "pad_workspace"})
     return s
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..dtypes import ascend_name
-from ..errors import AlignmentError, FastCopyError, RangeError, UnsupportedError
+from ..errors import AlignmentError, FastCopyError, RangeError, ReadOnlyError, UnsupportedError
 from ..memory import TensorSig, _Tensor
 from ..products import ALIGN, ALIGN_GM, Phys, Product, dtype_list, dtype_ok
 
@@ -37,6 +37,9 @@ def core_of(api: str, dst, src):
     for role, t in (("dst", dst), ("src", src)):
         if not isinstance(t, _Tensor):
             raise FastCopyError(f"{api}: {role} must be a GlobalTensor or LocalTensor, got {type(t).__name__}")
+    if dst.memory.readonly:
+        raise ReadOnlyError(f"{api}: the destination GlobalTensor is over a read-only array; pass a writable "
+                            "array (np.array(a) copies one)")
     if dst.is_global:
         if src.is_global:
             raise UnsupportedError(f"{api}: GM -> GM is not a path; one side must be a LocalTensor")

@@ -11,6 +11,7 @@ from functools import lru_cache
 
 from ..dtypes import ASCEND_DTYPES, ascend_name
 from ..errors import RangeError, UnsupportedError
+from ..integers import as_int
 from ..params import DataCopyParams
 from ..dma.lower import make_plan
 from ..dma.steps import Convert, Move, writes_overlap
@@ -45,6 +46,8 @@ def plan_data_copy(dst, src, arg):
     loop = loop_mode(pipe, src.memory.phys, dst.memory.phys) if pipe.state else None
     if isinstance(arg, DataCopyParams):
         return _plan_params(arg.key(), src._sig, dst._sig, pipe.product, loop)
+    if type(arg) is not int:  # numpy integers: a Python int before any arithmetic (np.uint8(200) * 4 wraps)
+        arg = as_int(arg, f"{API}(count)", "count", "uint32_t")
     return _plan_count(arg, src._sig, dst._sig, pipe.product, loop)
 
 

@@ -15,12 +15,12 @@ errors (semantics.md §9 #24). The plan is one Move: outer offsets = the start o
 
 from __future__ import annotations
 
-import numbers
 from functools import lru_cache
 
 import numpy as np
 
 from ..errors import AlignmentError, ParamError, ParamTypeError, RangeError
+from ..integers import as_int
 from ..params import SliceInfo
 from ..dma.lower import make_plan
 from ..dma.steps import Move, check_span, writes_overlap
@@ -49,8 +49,8 @@ def plan_slice(dst, src, dst_info, src_info, dimValue=1):  # noqa: N803
     skeys = _info_keys(src_info, "srcSliceInfo")
     dim_value = _dim_value(dimValue)
     loop = loop_mode(pipe, src.memory.phys, dst.memory.phys) if pipe.state else None
-    gm = src if src.is_global else dst
-    gm_shape = tuple(gm.shape) if any(k[SHAPE] == 0 for k in dkeys + skeys) else None
+    gm = src if src.is_global else dst if dst.is_global else None  # None: no GM side (a path error later)
+    gm_shape = tuple(gm.shape) if gm is not None and any(k[SHAPE] == 0 for k in dkeys + skeys) else None
     return plan_keys(dkeys, skeys, dim_value, src._sig, dst._sig, pipe.product, loop, gm_shape)
 
 
@@ -75,9 +75,7 @@ def _info_keys(infos, side: str) -> tuple:
 
 
 def _dim_value(v) -> int:
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
-        raise ParamTypeError(f"{API}: dimValue={v!r} is not an integer (uint32_t)")
-    v = int(v)
+    v = as_int(v, API, "dimValue", "uint32_t")
     if not 0 <= v <= 2**32 - 1:
         raise ParamTypeError(f"{API}: dimValue={v} does not fit uint32_t [0, {2**32 - 1}]")
     return v
