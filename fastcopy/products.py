@@ -234,7 +234,7 @@ SLICE_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
     P.ATLAS_350: {(_GM, _UB): _SL_350, (_UB, _GM): _SL_350},
 }
 
-# ------------------------------------------------------------------------- moves into the cube (docs/cube-in.md §1.2)
+# ------------------------------------------------------------------------- moves into the cube (docs/cube-in.md)
 _L0A, _L0B = Phys.L0A, Phys.L0B
 _B8B16 = _dts("uint8_t", "int8_t", "uint16_t", "int16_t", "half")
 _B32 = _dts("bfloat16_t", "uint32_t", "int32_t", "float")
@@ -282,15 +282,15 @@ LOAD3D_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
 }
 #: LoadDataWithStride(LoadData3DParamsV2), Atlas 350 only.
 LOAD3D_STRIDE_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {P.ATLAS_350: LOAD3D_PATHS[P.ATLAS_350]}
-#: 2D LoadData on GM -> L1 honours addrMode (decrement) on these products only (docs/cube-in.md §3.4).
+#: 2D LoadData on GM -> L1 honours addrMode (decrement) on these products only (docs/cube-in.md, "LoadData 2D").
 LOAD2D_ADDR_MODE = frozenset({P.ATLAS_INFERENCE_AICORE, *_A2A3, P.ATLAS_200I_500_A2})
-#: register setters of the 3D loads: which products have them (docs/cube-in.md §8.2)
+#: register setters of the 3D loads: which products have them (docs/cube-in.md, "img2col")
 SET_FMATRIX_RIGHT = frozenset({*_A2A3, P.ATLAS_200I_500_A2, P.ATLAS_350})
 SET_LOAD_DATA_REPEAT = frozenset({*_A2A3, P.ATLAS_200I_500_A2, P.ATLAS_350})
 SET_LOAD_DATA_REPEAT_WITH_STRIDE = frozenset({P.ATLAS_350})
 SET_LOAD_DATA_BOUNDARY = frozenset({*_A2A3, P.ATLAS_INFERENCE_AICORE})
 LOAD3D_PRODUCTS = frozenset({P.ATLAS_INFERENCE_AICORE, *_A2A3, P.ATLAS_200I_500_A2, P.ATLAS_350})
-#: products whose PADDING register keeps only the low 16 bits of a 32-bit pad value (docs/cube-in.md §10 #16)
+#: products whose PADDING register keeps only the low 16 bits of a 32-bit pad value (docs/cube-in.md, "img2col")
 PADDING_LOW16 = frozenset({P.ATLAS_200I_500_A2, P.ATLAS_350})
 
 # ------------------------------------------------------------------------------------- field C++ types per product
