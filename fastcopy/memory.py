@@ -347,6 +347,7 @@ class TPipe:
             self.capacities[phys] = check_int(v, "TPipe", f"capacities[{phys.name}]", 0, MAX_CAPACITY, "bytes")
         self.poison = check_int(poison, "TPipe", "poison", 0, 255, "(a byte value)")
         self._buffers: dict[Phys, Memory] = {}
+        self._spare: dict[Phys, Memory] = {}  # buffers of before restart(), reused (cleared) on first use
         self._next: dict[Phys, int] = {}
         self._lock = threading.Lock()  # allocation and buffer creation are atomic
         self.state: dict = {}  # per-core registers (pad value, loop mode), owned by the ops that use them
@@ -374,6 +375,13 @@ class TPipe:
                 mem = self._buffers.get(phys)
                 if mem is None:
                     n = self.capacities[phys]
+                    mem = self._spare.pop(phys, None)
+                    if mem is not None and mem.plane is not None:  # a buffer of before restart(): made new again
+                        mem.data.fill(self.poison)
+                        mem.plane.fill(0)
+                        mem.forget()
+                        self._buffers[phys] = mem
+                        return mem
                     # both arrays written now (not calloc'd np.zeros): their pages are faulted in here, not by the
                     # first copy into the buffer. L1 (the ND2NZ destination) starts on a cache line, for the layout
                     # kernels' non-temporal stores; the other buffers where numpy's large GM arrays start
@@ -443,6 +451,16 @@ class TPipe:
     def reset(self) -> None:
         """Free every allocation (contents stay as they are)."""
         self._next.clear()
+
+    def restart(self) -> None:
+        """Make this pipe equal to a new ``TPipe`` of the same product, capacities and poison: nothing allocated,
+        every on-chip byte poison and undefined, per-core registers at their defaults. The buffers' host memory
+        is kept and cleared when next used (cheaper than new memory for many small programs in a row; tensors
+        of before the restart must not be used again)."""
+        self._spare.update(self._buffers)
+        self._buffers = {}
+        self._next.clear()
+        self.state.clear()
 
     def __enter__(self):
         _current.set(_current.get() + (self,))

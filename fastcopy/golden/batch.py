@@ -171,11 +171,7 @@ def _run_parallel(cases, case_dirs, jobs, strict, resume, chunk_size):
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    ctx = _mp_context()
-    if ctx.get_start_method() == "fork":
-        from ..cli.warmup import warmup
-
-        warmup()  # compile (or load) the kernels once; the forked workers inherit them
+    ctx = _mp_context()  # forked before any kernel loads: each worker loads (in parallel) the kernels it uses
     npoints = sum(len(c) for c in cases if c is not None)
     size = chunk_size or max(1, min(32, npoints // (jobs * 8)))
     pool = ProcessPoolExecutor(jobs, mp_context=ctx, initializer=_worker_init,

@@ -7,6 +7,7 @@ writes, on a ``TPipe`` of the case's product and ``GlobalTensor`` objects over t
 from __future__ import annotations
 
 import re
+import threading
 import warnings
 from dataclasses import dataclass, field
 
@@ -88,15 +89,37 @@ def build_arg(arg: Arg, dtype=None):
     return arg.value
 
 
-def run_program(prog: Program, skip_compute: bool = False, on_op=None) -> Result:
+_PIPES = threading.local()  # reuse=True: one TPipe per (product, capacities, poison) and thread
+
+
+def _pipe(prog: Program, reuse: bool):
+    from ..memory import TPipe
+
+    if not reuse:
+        return TPipe(product=prog.product, capacities=prog.capacities or None, poison=prog.poison)
+    pool = _PIPES.__dict__.setdefault("pipes", {})
+    key = (prog.product, tuple(sorted(prog.capacities.items())), prog.poison)
+    pipe = pool.get(key)
+    if pipe is None:
+        pipe = pool[key] = TPipe(product=prog.product, capacities=prog.capacities or None, poison=prog.poison)
+    else:
+        pipe.restart()  # exactly a new pipe's state, without new memory
+    return pipe
+
+
+def run_program(prog: Program, skip_compute: bool = False, on_op=None, reuse: bool = False) -> Result:
     """Execute every op of ``prog`` in order, core by core (``blocks``: one TPipe each, GM shared); raise
     :class:`CaseRunError` (nothing partial is returned). ``skip_compute``: do not run compute steps (a dry run);
-    ``on_op(op, tensors)``: called before each op (``fastcopy check`` attributes what it sees to the op)."""
-    from ..memory import GlobalTensor, TPipe
+    ``on_op(op, tensors)``: called before each op (``fastcopy check`` attributes what it sees to the op).
+    ``reuse``: a one-core program runs on this thread's TPipe for its product, capacities and poison, restarted
+    (the batch runner's way: no new on-chip memory per point); outputs in on-chip buffers are then copied out."""
+    from ..memory import GlobalTensor
+
+    reuse = reuse and prog.blocks == 1
 
     def new_pipe():
         try:
-            return TPipe(product=prog.product, capacities=prog.capacities or None, poison=prog.poison)
+            return _pipe(prog, reuse)
         except FastCopyError as exc:
             raise CaseRunError(prog, None, _capacity_hint(exc), "capacities") from exc
 
@@ -144,6 +167,10 @@ def run_program(prog: Program, skip_compute: bool = False, on_op=None) -> Result
         if cores is not None:
             notes += cores.end(block)
     outputs, more, empty = collect_outputs(prog, tensors)
+    if reuse:  # on-chip outputs are views of the pipe, which the next program clears: the result keeps copies
+        for name, (data, mask) in outputs.items():
+            if not prog.buffer(name).gm:
+                outputs[name] = (data.copy(), mask.copy())
     return Result(prog, inputs, outputs, placement, caught, notes + more, empty)
 
 

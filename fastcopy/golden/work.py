@@ -73,7 +73,7 @@ def run_point(case: Case, index: int, directory: str, strict: bool = False, case
     try:
         prog = case.point(index)
         label = prog.label
-        result = run_program(prog)
+        result = run_program(prog, reuse=True)
         warns = result.all_warnings()
         result.check(strict)
         write_result(result, directory)

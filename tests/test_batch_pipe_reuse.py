@@ -1,0 +1,89 @@
+"""The batch runner reuses one TPipe per thread (``run_program(reuse=True)``, ``TPipe.restart``): every program
+must see exactly a new pipe (poison bytes, undefined, nothing allocated, registers at their defaults)."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+
+from fastcopy import DataCopy, GlobalTensor, SetPadValue, TPipe, TPosition
+from fastcopy.golden import load_case, load_case_text, run_program
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+# leaves a pad register and a loop mode set on an Atlas 350 pipe, and writes part of UB
+STATEFUL = """\
+product = "ATLAS_350"
+outputs = ["u"]
+[buffers.x]
+dtype = "int8_t"
+shape = [288]
+init = "arange"
+[buffers.u]
+position = "VECIN"
+dtype = "int8_t"
+count = 320
+[[ops]]
+api = "SetLoopModePara"
+params.LoopModeParams = {loop1Size = 2, loop1SrcStride = 144, loop1DstStride = 160}
+params.type = "DataCopyMVType::OUT_TO_UB"
+[[ops]]
+api = "DataCopyPad"
+dst = "u"
+src = "x"
+params.DataCopyExtParams = {blockCount = 3, blockLen = 48}
+params.DataCopyPadExtParams = {isPad = true, paddingValue = 7}
+params.mode = "PaddingMode::Compact"
+"""
+
+# the same product afterwards, without setting anything: must not see the loop mode, and reads undefined UB
+PLAIN = """\
+product = "ATLAS_350"
+outputs = ["u"]
+[buffers.x]
+dtype = "int8_t"
+shape = [288]
+init = "arange"
+[buffers.u]
+position = "VECIN"
+dtype = "int8_t"
+count = 320
+[[ops]]
+api = "DataCopyPad"
+dst = "u"
+src = "x"
+params.DataCopyExtParams = {blockCount = 3, blockLen = 48}
+params.DataCopyPadExtParams = {isPad = true, paddingValue = 0}
+"""
+
+
+def _bytes(res) -> dict:
+    return {k: (d.tobytes(), m.tobytes()) for k, (d, m) in res.outputs.items()}
+
+
+def test_reused_pipes_give_the_bytes_of_new_pipes():
+    progs = [load_case_text(STATEFUL).point(), load_case_text(PLAIN).point()]
+    for name in ("pad_row_copy.toml", "datacopy_tiles.toml", "matmul_nd2nz_nz2nd.toml"):
+        progs.append(load_case(ROOT / "examples" / name).point())
+    sweep = load_case(ROOT / "examples" / "matmul_a_nd2nz_sweep.toml")
+    progs += [sweep.point(i) for i in (0, 5, 17)]
+    fresh = [_bytes(run_program(p)) for p in progs]
+    order = [0, 1, 2, 0, 3, 1, 4, 5, 6, 7, 1, 2, 7, 5]  # state left behind by one program, then another
+    kept = [(k, run_program(progs[k], reuse=True)) for k in order]
+    for k, res in kept:  # results stay valid after later programs ran on the same pipe
+        assert _bytes(res) == fresh[k], k
+
+
+def test_restart_is_a_new_pipe():
+    pipe = TPipe(product="ATLAS_A2", poison=0xAB)
+    u = pipe.alloc(TPosition.VECIN, np.float16, 256)
+    with pipe:
+        DataCopy(u, GlobalTensor(np.ones(256, np.float16)), 256)
+        SetPadValue(np.float16(3), pipe=pipe)
+    assert pipe.state and u.defined().all()
+    pipe.restart()
+    assert not pipe.state
+    v = pipe.alloc(TPosition.VECIN, np.float16, 256)
+    assert v.GetPhyAddr() == 0 and not v.defined().any()
+    assert (v.numpy().view(np.uint8) == 0xAB).all()
