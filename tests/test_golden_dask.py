@@ -66,8 +66,10 @@ def client():
     import dask
 
     # one task at a time per worker thread, so a killed worker takes exactly its own task down
-    with dask.config.set({"distributed.scheduler.worker-saturation": 1.0}), distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  silence_logs=40) as cluster, distributed.Client(cluster) as c:
+    saturation = {"distributed.scheduler.worker-saturation": 1.0}
+    with dask.config.set(saturation), distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                                               dashboard_address=":0", silence_logs=40) as cluster, \
+            distributed.Client(cluster) as c:
         yield c
 
 
