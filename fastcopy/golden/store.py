@@ -142,17 +142,25 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _clean_leftovers(parent: str, base: str) -> None:
-    """Remove hidden siblings of ``base`` left by writers that no longer run."""
-    prefix = f".{base}{_TMP_TAG}"
+_SCANNED: set = set()  # parent folders this process has cleaned already
+
+
+def _clean_leftovers(parent: str) -> None:
+    """Remove hidden temporary siblings left in ``parent`` by writers that no longer run.
+
+    Once per parent folder and process: a batch writes thousands of point folders into one parent, and listing
+    it for every write would cost O(points) each (O(points^2) in all). Leftovers of a writer that dies later
+    are hidden and removed by the next process that writes there."""
+    key = os.path.abspath(parent)
+    if key in _SCANNED:
+        return
     try:
         names = os.listdir(parent)
     except OSError:
         return
+    _SCANNED.add(key)
     for n in names:
-        if not n.startswith(prefix):
-            continue
-        m = re.match(r"^(?:new|old)-(\d+)-", n[len(prefix):])
+        m = re.match(rf"^\..+?{re.escape(_TMP_TAG)}(?:new|old)-(\d+)-", n)
         if m and not _pid_alive(int(m.group(1))):
             _remove(os.path.join(parent, n))
 
@@ -194,7 +202,7 @@ class FolderWriter:
     def __enter__(self):
         check_replaceable(self.directory)
         os.makedirs(self.parent, exist_ok=True)
-        _clean_leftovers(self.parent, self.base)
+        _clean_leftovers(self.parent)
         self.tmp = tempfile.mkdtemp(prefix=f".{self.base}{_TMP_TAG}new-{os.getpid()}-", dir=self.parent)
         mask = os.umask(0)
         os.umask(mask)

@@ -1,5 +1,7 @@
-"""The batch runner reuses one TPipe per thread (``run_program(reuse=True)``, ``TPipe.restart``): every program
-must see exactly a new pipe (poison bytes, undefined, nothing allocated, registers at their defaults)."""
+"""What makes batches fast must not change a byte: the batch runner reuses one TPipe per thread
+(``run_program(reuse=True)``, ``TPipe.restart``), and every program must see exactly a new pipe (poison bytes,
+undefined, nothing allocated, registers at their defaults); the writer scans a parent folder for stale
+temporaries once, not once per point folder."""
 
 from __future__ import annotations
 
@@ -8,7 +10,8 @@ import pathlib
 import numpy as np
 
 from fastcopy import DataCopy, GlobalTensor, SetPadValue, TPipe, TPosition
-from fastcopy.golden import load_case, load_case_text, run_program
+from fastcopy.golden import load_case, load_case_text, run_batch, run_program
+from fastcopy.golden import store
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -87,3 +90,15 @@ def test_restart_is_a_new_pipe():
     v = pipe.alloc(TPosition.VECIN, np.float16, 256)
     assert v.GetPhyAddr() == 0 and not v.defined().any()
     assert (v.numpy().view(np.uint8) == 0xAB).all()
+
+
+def test_a_sweep_lists_its_parent_folder_once(tmp_path, monkeypatch):
+    stale = tmp_path / "out" / "matmul_a_nd2nz_sweep" / ".0003.fastcopy-new-999999999-abc"
+    stale.mkdir(parents=True)  # a dead writer's leftover: still removed
+    listed = []
+    real = store.os.listdir
+    monkeypatch.setattr(store.os, "listdir", lambda p: listed.append(p) or real(p))
+    rep = run_batch([ROOT / "examples" / "matmul_a_nd2nz_sweep.toml"], str(tmp_path / "out"))
+    assert rep.ok and len(rep.outcomes) == 18 and not stale.exists()
+    parents = [p for p in listed if str(p).endswith("matmul_a_nd2nz_sweep")]
+    assert len(parents) == 1, listed
