@@ -4,7 +4,7 @@ side by side with the plain-numpy loop doing the same work (bench/numpy_gen_data
 Wall-clock comparison of the commands as a user runs them (fresh output folders, interpreter start included;
 median of --repeat runs), and a check that the three write the same input, golden and mask bytes::
 
-    python bench/bench_batch.py [--repeat 3]
+    python bench/bench_batch.py [--repeat 3] [--tmp /dev/shm] [--breakdown]
 
 In-process timings (no interpreter start), with pytest-benchmark::
 
@@ -70,6 +70,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--tmp", default=None, help="where to write (default: the system temp folder; /dev/shm takes "
                     "the disk out of the measurement)")
+    ap.add_argument("--breakdown", action="store_true", help="also: per-point time of compile / run / write in one "
+                    "warm process, next to the numpy loop's")
     args = ap.parse_args(argv)
     runs = {"fastcopy batch --jobs 1": lambda o: _fastcopy_cmd(1, o),
             "fastcopy batch --jobs 2": lambda o: _fastcopy_cmd(2, o),
@@ -103,7 +105,50 @@ def main(argv=None) -> int:
               f"{statistics.median(cpu[name]):15.2f}")
     print(f"{'python -c import fastcopy':<28} {statistics.median(start):9.2f}")
     print(f"identical input/golden/mask bytes: {compared} files compared")
+    if args.breakdown:
+        breakdown(POINTS, args.repeat, args.tmp)
     return 0
+
+
+def breakdown(points: int = POINTS, repeat: int = 5, tmp: str | None = None) -> None:
+    """Per point, in one warm process: compiling the sweep point, running it, writing its folder (fastcopy), next
+    to the whole numpy loop per point (the same work and files)."""
+    import shutil
+
+    sys.path.insert(0, str(HERE))
+    import numpy_gen_data
+
+    from fastcopy.golden import load_case, run_program, write_result
+
+    case = load_case(SWEEP)
+    progs = [case.point(i) for i in range(points)]
+    results = [run_program(p, reuse=True) for p in progs]  # warm: kernels, plans of every point
+    rows = {"compile (case.point)": [], "run (run_program, reused TPipe)": [], "write (write_result)": [],
+            "numpy loop (gen_data.py), whole point": []}
+    with tempfile.TemporaryDirectory(prefix="fastcopy-bench-", dir=tmp) as root:
+        for r in range(repeat):
+            t = time.perf_counter()
+            for i in range(points):
+                case.point(i)
+            rows["compile (case.point)"].append(time.perf_counter() - t)
+            t = time.perf_counter()
+            results = [run_program(p, reuse=True) for p in progs]
+            rows["run (run_program, reused TPipe)"].append(time.perf_counter() - t)
+            out = os.path.join(root, f"fc{r}")
+            t = time.perf_counter()
+            for i, res in enumerate(results):
+                write_result(res, os.path.join(out, f"{i:04d}"))
+            rows["write (write_result)"].append(time.perf_counter() - t)
+            npout = os.path.join(root, f"np{r}")
+            t = time.perf_counter()
+            numpy_gen_data.main(["-o", npout])
+            rows["numpy loop (gen_data.py), whole point"].append(time.perf_counter() - t)
+            shutil.rmtree(out)
+            shutil.rmtree(npout)
+    print(f"per point, median of {repeat} passes over {points} points (one warm process, load average "
+          f"{os.getloadavg()[0]:.2f})")
+    for name, ts in rows.items():
+        print(f"  {name:<40} {statistics.median(ts) / points * 1e3:7.3f} ms")
 
 
 # ------------------------------------------------------------------------------------------- pytest-benchmark

@@ -116,9 +116,7 @@ def program_extras(prog) -> dict:
 def manifest_text(manifest: dict) -> str:
     """JSON with one top-level key per line and one buffer / op per line (readable, and fast to write)."""
 
-    def dumps(v):
-        return json.dumps(v, ensure_ascii=False, default=_json_default)
-
+    dumps = _ENCODER.encode  # one encoder for every value (json.dumps with options builds one per call)
     lines = []
     for k, v in manifest.items():
         if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
@@ -137,6 +135,9 @@ def _json_default(v):
     if isinstance(v, (bytes, bytearray)):
         return v.hex()
     return str(v)
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_json_default)
 
 
 def _product_name(name: str) -> str:
