@@ -95,10 +95,12 @@ def test_restart_is_a_new_pipe():
 def test_a_sweep_lists_its_parent_folder_once(tmp_path, monkeypatch):
     stale = tmp_path / "out" / "matmul_a_nd2nz_sweep" / ".0003.fastcopy-new-999999999-abc"
     stale.mkdir(parents=True)  # a dead writer's leftover: still removed
+    other = stale.parent / ".notes.fastcopy-new-999999999-abc"
+    other.mkdir()  # not a folder this batch writes: left alone (its writer may run on another host)
     listed = []
     real = store.os.listdir
     monkeypatch.setattr(store.os, "listdir", lambda p: listed.append(p) or real(p))
     rep = run_batch([ROOT / "examples" / "matmul_a_nd2nz_sweep.toml"], str(tmp_path / "out"))
-    assert rep.ok and len(rep.outcomes) == 18 and not stale.exists()
+    assert rep.ok and len(rep.outcomes) == 18 and not stale.exists() and other.exists()
     parents = [p for p in listed if str(p).endswith("matmul_a_nd2nz_sweep")]
     assert len(parents) == 1, listed

@@ -142,26 +142,30 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-_SCANNED: set = set()  # parent folders this process has cleaned already
+_LEFTOVERS: dict = {}  # parent folder -> {base name: [(hidden temporary, pid)]}, from one scan per process
 
 
-def _clean_leftovers(parent: str) -> None:
-    """Remove hidden temporary siblings left in ``parent`` by writers that no longer run.
+def _clean_leftovers(parent: str, base: str) -> None:
+    """Remove hidden temporary siblings of ``base`` left by writers that no longer run.
 
-    Once per parent folder and process: a batch writes thousands of point folders into one parent, and listing
-    it for every write would cost O(points) each (O(points^2) in all). Leftovers of a writer that dies later
-    are hidden and removed by the next process that writes there."""
+    The parent folder is listed once per process and its temporaries indexed by base name: a batch writes
+    thousands of point folders into one parent, and listing it for every write would cost O(points) each
+    (O(points^2) in all). Leftovers of a writer that dies later are hidden and removed by the next process that
+    writes the same folder."""
     key = os.path.abspath(parent)
-    if key in _SCANNED:
-        return
-    try:
-        names = os.listdir(parent)
-    except OSError:
-        return
-    _SCANNED.add(key)
-    for n in names:
-        m = re.match(rf"^\..+?{re.escape(_TMP_TAG)}(?:new|old)-(\d+)-", n)
-        if m and not _pid_alive(int(m.group(1))):
+    found = _LEFTOVERS.get(key)
+    if found is None:
+        try:
+            names = os.listdir(parent)
+        except OSError:
+            return
+        found = _LEFTOVERS[key] = {}
+        for n in names:
+            m = re.match(rf"^\.(.+?){re.escape(_TMP_TAG)}(?:new|old)-(\d+)-", n)
+            if m:
+                found.setdefault(m.group(1), []).append((n, int(m.group(2))))
+    for n, pid in found.pop(base, ()):
+        if not _pid_alive(pid):
             _remove(os.path.join(parent, n))
 
 
@@ -202,7 +206,7 @@ class FolderWriter:
     def __enter__(self):
         check_replaceable(self.directory)
         os.makedirs(self.parent, exist_ok=True)
-        _clean_leftovers(self.parent)
+        _clean_leftovers(self.parent, self.base)
         self.tmp = tempfile.mkdtemp(prefix=f".{self.base}{_TMP_TAG}new-{os.getpid()}-", dir=self.parent)
         mask = os.umask(0)
         os.umask(mask)
