@@ -104,3 +104,16 @@ def test_a_sweep_lists_its_parent_folder_once(tmp_path, monkeypatch):
     assert rep.ok and len(rep.outcomes) == 18 and not stale.exists() and other.exists()
     parents = [p for p in listed if str(p).endswith("matmul_a_nd2nz_sweep")]
     assert len(parents) == 1, listed
+
+
+def test_a_killed_writer_not_yet_reaped_counts_as_gone():
+    import os
+    import subprocess
+    import sys
+    import time
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.monotonic() + 30
+    while store._pid_alive(child.pid) and time.monotonic() < deadline:  # a zombie until we wait() for it
+        time.sleep(0.05)
+    assert not store._pid_alive(child.pid) and child.poll() == 0 and store._pid_alive(os.getpid())

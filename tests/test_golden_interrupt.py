@@ -101,7 +101,14 @@ def check_tree(root) -> int:
 def _launch(args, cwd):
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.Popen([sys.executable, "-m", "fastcopy", *args], cwd=cwd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=_default_sigint)
+
+
+def _default_sigint():
+    # a test run started in the background of a non-interactive shell inherits SIGINT ignored (POSIX shells do
+    # that to background jobs), and Python keeps an ignored SIGINT ignored: give the child the default, like a
+    # terminal's Ctrl-C would find
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _manifests(root) -> set:

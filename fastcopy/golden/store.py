@@ -139,7 +139,11 @@ def _pid_alive(pid: int) -> bool:
         return False
     except OSError:
         return True
-    return True
+    try:  # a killed writer not yet reaped (a zombie) still has its pid, but writes nothing any more
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[1].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
 
 
 _LEFTOVERS: dict = {}  # parent folder -> {base name: [(hidden temporary, pid)]}, from one scan per process
