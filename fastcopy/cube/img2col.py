@@ -322,13 +322,26 @@ def img2col(fmap, kernel, stride=1, dilation=1, pad=0, pad_value=0, layout=None,
             raise ParamError("img2col: layout= needs the default C0")
         shape = fractal.image_shape(name, M, K, dims)
     out = _out(out, shape, a.dtype, "img2col", a)
-    plan = _helper_plan(C, H, W, es, c0, kh, kw, sh, sw, dh, dw, pads, layout and fractal.layout_name(layout),
-                        pad_bytes, _raw(a)._sig, _raw(out)._sig)
-    if layout is not None and plan[1]:
+    # two passes on the shared kernels: (C, H, W) -> the NC1HWC0 map a kernel stages in L1 (channels zero-padded),
+    # then the img2col gather from it, whose runs are whole C0 blocks of neighbouring taps
+    scratch = _aligned(C1 * H * W * c0, a.dtype)
+    stage, gather, covered = _helper_plans(C, H, W, es, c0, kh, kw, sh, sw, dh, dw, pads,
+                                           layout and fractal.layout_name(layout), pad_bytes, _raw(a)._sig,
+                                           _raw(scratch)._sig, _raw(out)._sig)
+    if covered:
         out[...] = 0  # fractal padding rows / columns of the image
-    src, dst = _raw(a), _raw(out)
-    execute(plan[0], dst, src)
+    execute(stage, _raw(scratch), _raw(a))
+    execute(gather, _raw(out), _raw(scratch))
     return out
+
+
+def _aligned(n: int, dtype) -> np.ndarray:
+    """An uninitialised 1-d array whose data start on a 64-byte boundary (plans depend on the host address
+    modulo 64)."""
+    dt = np.dtype(dtype)
+    raw = np.empty(n * dt.itemsize + 64, np.uint8)
+    shift = -raw.ctypes.data % 64
+    return raw[shift:shift + n * dt.itemsize].view(dt)
 
 
 def _pair(v, what):
@@ -341,32 +354,30 @@ def _pair(v, what):
 
 
 @lru_cache(maxsize=64)
-def _helper_plan(C, H, W, es, c0, kh, kw, sh, sw, dh, dw, pads, layout, pad_bytes, src_sig, dst_sig):
-    Ho, Wo = output_size(H, W, pads, kh, kw, sh, sw, dh, dw)
+def _helper_plans(C, H, W, es, c0, kh, kw, sh, sw, dh, dw, pads, layout, pad_bytes, src_sig, mid_sig, dst_sig):
     C1 = -(-C // c0)
+    # pass 1: (c, h, w) -> (c1, h, w, c0); channels C.. of the last block are zeros
+    c1, h, w, e = np.ix_(*(np.arange(n, dtype=np.int64) for n in (C1, H, W, c0)))
+    c = c1 * c0 + e
+    src = np.where(c < C, ((c * H + h) * W + w) * es, -1)
+    dst = (((c1 * H + h) * W + w) * c0 + e) * es + 0 * src
+    steps, _ = element_steps(dst, src, es, b"\0" * es)
+    stage = make_plan("img2col", steps, src_sig, mid_sig)
+    # pass 2: X[m][k] from the NC1HWC0 map, the pad value outside it
+    Ho, Wo = output_size(H, W, pads, kh, kw, sh, sw, dh, dw)
     M, K = Ho * Wo, C1 * kh * kw * c0
     m = np.arange(M, dtype=np.int64)[:, None]
     k = np.arange(K, dtype=np.int64)[None, :]
-    left, _, top, _ = pads
-    ho, wo = m // Wo, m % Wo
-    c = (k // (kh * kw * c0)) * c0 + k % c0
-    h = ho * sh - top + ((k // (kw * c0)) % kh) * dh
-    w = wo * sw - left + ((k // c0) % kw) * dw
-    inside = (h >= 0) & (h < H) & (w >= 0) & (w < W)
-    src = np.where(inside & (c < C), ((c * H + h) * W + w) * es, -1)
-    zero_fill = np.where(inside & (c >= C), 1, 0)  # channel padding: zeros, not the pad value
+    srce = x_source(m, k, H, W, pads, c0, kh, kw, sh, sw, dh, dw, Wo)
     if layout is None:
-        dst = (m * K + k) * es
+        dste = m * K + k
+        covered = False
     else:
         dims = fractal.fractal_dims(layout, 8 * es)
-        dst = fractal.offset(layout, m, k, dims, fractal.min_pitch(layout, M, K, dims)) * es
-    dst = np.broadcast_to(dst, src.shape)
-    steps, _ = element_steps(dst[zero_fill == 0], src[zero_fill == 0], es, pad_bytes)
-    zsteps = ()
-    if zero_fill.any():
-        zsteps, _ = element_steps(dst[zero_fill == 1], np.full(int(zero_fill.sum()), -1), es, b"\0" * es)
-    covered = layout is not None and dst.size < math.prod(fractal.image_shape(layout, M, K, dims))
-    return make_plan("img2col", steps + zsteps, src_sig, dst_sig), bool(covered)
+        dste = fractal.offset(layout, m, k, dims, fractal.min_pitch(layout, M, K, dims))
+        covered = M * K < math.prod(fractal.image_shape(layout, M, K, dims))
+    steps, _ = element_steps(dste * es + 0 * srce, np.where(srce >= 0, srce * es, -1), es, pad_bytes)
+    return stage, make_plan("img2col", steps, mid_sig, dst_sig), covered
 
 
 __all__ = ["LoadDataWithStride", "plan_load3d", "img2col", "x_source", "output_size", "placement"]
