@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numbers
 
-from .dma.run import execute
+from .dma.run import execute, prepare, run_prepared
 from .errors import FastCopyError, UnsupportedError
 from .formats import from_nz_call, to_nz_call
-from .memory import current_pipe
+from .memory import GlobalTensor, LocalTensor, current_pipe
 from .cube import dn2nz as _dn2nz
 from .cube import fixpipe as _fixpipe
 from .cube.outparams import DataCopyCO12DstParams
@@ -27,11 +27,43 @@ from .ops import slice as _slice
 from .ops.common import core_of
 from .ops.loopmode import DataCopyMVType
 from .ops.pad import PaddingMode
-from .params import DataCopyParams, Nd2NzParams, Nz2NdParamsFull
+from .params import (DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams, Nd2NzParams,
+                     Nz2NdParamsFull)
 
 #: the params classes DataCopy takes as third argument (besides a count and a pair of SliceInfo lists)
 DATACOPY_FORMS = (DataCopyParams, Nd2NzParams, Nz2NdParamsFull, Dn2NzParams, DataCopyCO12DstParams)
+_TENSORS = (GlobalTensor, LocalTensor)
+_PAD_PARAMS = (DataCopyPadExtParams, DataCopyPadParams)
+_COPY_PARAMS = (DataCopyExtParams, DataCopyParams)
 _FORMS = "count, " + ", ".join(k.__name__ for k in DATACOPY_FORMS) + ", slice (SliceInfo lists)"
+
+
+#: prepared calls kept per destination tensor (a cache; see _prepared)
+_PREPARED_MAX = 64
+
+
+def _remember(key, dst, src, plan) -> None:
+    """Keep a planned call in the destination's cache: ``key`` (the parameters) -> (core state, its version,
+    source, plan, prepared kernel arguments). :func:`DataCopy` reuses it while the source is the same tensor
+    and the core's state version is unchanged (any write to the pad register, loop mode, ... bumps it): a hit
+    skips planning and the aliasing test."""
+    cache = dst._prepared
+    if cache is None:
+        cache = dst._prepared = {}
+    elif len(cache) >= _PREPARED_MAX:
+        cache.clear()
+    state = (src if dst.is_global else dst).pipe.state
+    cache[key] = (state, state.version, src, plan, prepare(plan, dst, src))
+
+
+def _hit(hit, dst, src) -> bool:
+    if hit is not None and hit[2] is src and hit[0].version == hit[1]:
+        if hit[4] is not None:
+            run_prepared(hit[4], hit[3], dst, src)
+        else:
+            execute(hit[3], dst, src)
+        return True
+    return False
 
 
 def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
@@ -74,6 +106,16 @@ def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
     docs/cube-out.md).
     """
     kind = type(arg)
+    if (kind is int or kind is DataCopyParams) and not rest and not kwargs and type(dst) in _TENSORS:
+        key = arg if kind is int else arg.key()
+        cache = dst._prepared
+        if cache is not None and _hit(cache.get(key), dst, src):
+            return
+        if type(src) in _TENSORS:
+            plan = _datacopy.plan_data_copy(dst, src, arg)
+            execute(plan, dst, src)
+            _remember(key, dst, src, plan)
+            return
     if kind is int or kind is DataCopyParams or (isinstance(arg, numbers.Integral) and kind is not bool):
         plan = _datacopy.plan_data_copy(dst, src, arg, *rest, **kwargs)
     elif kind is Nd2NzParams:
@@ -118,6 +160,13 @@ def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=
     passed positionally; ``PaddingMode.Normal`` is accepted on every product. Fill tables per product:
     docs/semantics.md ("DataCopyPad").
     """
+    key = None
+    if (type(dst) is LocalTensor and type(src) is GlobalTensor and len(args) == 1 and workspace is None
+            and type(args[0]) in _PAD_PARAMS and type(copyParams) in _COPY_PARAMS):  # GM -> local: prepared
+        key = ("pad", type(copyParams), copyParams.key(), type(args[0]), args[0].key(), mode)
+        cache = dst._prepared
+        if cache is not None and _hit(cache.get(key), dst, src):
+            return None
     api = _pad.API
     pad, nd, mode = _pad.parse_extra(args, mode)
     pipe = core_of(api, dst, src)
@@ -143,8 +192,10 @@ def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=
                                "DataCopyPadParams), as in DataCopyPad(dst, src, copyParams, padParams)")
     plan, padreg_after = _pad.plan_pad_in(dst, src, copyParams, pad, mode)
     execute(plan, dst, src)
-    if padreg_after is not None:
+    if padreg_after is not None and pipe.state.get(_pad.PADREG) != padreg_after:
         pipe.state[_pad.PADREG] = padreg_after
+    if key is not None:
+        _remember(key, dst, src, plan)
     return None
 
 

@@ -75,7 +75,10 @@ class Memory:
         self.known = keep[-16:]
 
     def known_defined(self, lo: int, hi: int) -> bool:
-        return any(a <= lo and hi <= b for a, b in self.known)
+        for a, b in self.known:  # (a loop: this is on the hot path of small calls)
+            if a <= lo and hi <= b:
+                return True
+        return False
 
     def forget(self) -> None:
         """Undefined bytes may have been written: drop the cache of defined ranges."""
@@ -101,6 +104,45 @@ class Memory:
                     self._plane_views = {}
                     self.plane = np.ones(self.data.size, np.uint8)
         return self.plane
+
+
+class CoreState(dict):
+    """Per-core registers (pad value, loop mode, cube registers): a dict whose ``version`` counts every write, so
+    caches of prepared calls (``fastcopy.api``) see any change. Replace values, never mutate them in place."""
+
+    __slots__ = ("version",)
+
+    def __init__(self):
+        super().__init__()
+        self.version = 0
+
+    def __setitem__(self, key, value):
+        self.version += 1
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key):
+        self.version += 1
+        super().__delitem__(key)
+
+    def pop(self, *args):
+        self.version += 1
+        return super().pop(*args)
+
+    def popitem(self):
+        self.version += 1
+        return super().popitem()
+
+    def clear(self):
+        self.version += 1
+        super().clear()
+
+    def setdefault(self, key, default=None):
+        self.version += 1
+        return super().setdefault(key, default)
+
+    def update(self, *args, **kwargs):
+        self.version += 1
+        super().update(*args, **kwargs)
 
 
 class TensorSig:
@@ -135,11 +177,12 @@ class TensorSig:
 class _Tensor:
     """A typed window ``[offset, offset + size*itemsize)`` of a Memory."""
 
-    __slots__ = ("memory", "offset", "dtype", "size", "position", "_sig")
+    __slots__ = ("memory", "offset", "dtype", "size", "position", "_sig", "_prepared")
     is_global = False
 
     def __init__(self, memory: Memory, offset: int, dtype: np.dtype, size: int, position: TPosition):
         self.memory, self.offset, self.dtype, self.size, self.position = memory, offset, dtype, size, position
+        self._prepared = None  # calls with this destination, prepared by fastcopy.api (a cache)
         # what plans depend on: position, physical buffer, dtype, extent, address residues (alignment, views)
         self._sig = TensorSig(position, memory.phys, dtype, size * dtype.itemsize, offset % 512,
                               (memory.addr0 + offset) % 64)
@@ -350,7 +393,7 @@ class TPipe:
         self._spare: dict[Phys, Memory] = {}  # buffers of before restart(), reused (cleared) on first use
         self._next: dict[Phys, int] = {}
         self._lock = threading.Lock()  # allocation and buffer creation are atomic
-        self.state: dict = {}  # per-core registers (pad value, loop mode), owned by the ops that use them
+        self.state = CoreState()  # per-core registers (pad value, loop mode), owned by the ops that use them
         ref = weakref.ref(self)
         TPipe._last = ref
         _created.set(ref)

@@ -54,6 +54,12 @@ def contiguous(n: int) -> np.ndarray:
     return pack(n, NO_LOOPS, (0, 1, 0, 1), (0,), (0,))
 
 
+def is_contiguous(meta) -> bool:
+    """One burst: one offset, every loop count 1, the whole range."""
+    return (int(meta[NOFF]) == 1 and all(lp[0] == 1 for lp in loops_of(meta))
+            and chunk_of(meta) == (0, 1, 0, 1))
+
+
 def burst_of(meta) -> int:
     return int(meta[BURST])
 

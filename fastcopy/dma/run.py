@@ -42,6 +42,50 @@ def _poison(byte: int, w: int) -> np.uint64:
 OBSERVERS: list = []
 
 
+def prepare(plan: Plan, dst, src):
+    """What a repeated call of ``plan`` on these two tensors needs for the hot path (views, unit bases, spans;
+    source and destination do not alias), or None when it cannot take it. Run it with :func:`run_prepared`."""
+    fast = plan.fast
+    if fast is None or src is None:
+        return None
+    dmem, smem = dst.memory, src.memory
+    if smem.shares(dmem):
+        return None
+    w, meta, mark = fast
+    dview, dshift = dmem.view(w)
+    sview, sshift = smem.view(w)
+    if len(mark) == 2:
+        mark = (dst.offset + mark[0], dst.offset + mark[1])
+    dbase, sbase = (dst.offset - dshift) // w, (src.offset - sshift) // w
+    if abi.is_contiguous(meta):  # one burst: the prepared arguments are the two windows themselves
+        d0, s0, n = dbase + abi.offsets_of(meta)[0][0], sbase + abi.offsets_of(meta)[1][0], abi.burst_of(meta)
+        return (None, dview[d0:d0 + n], sview[s0:s0 + n], None, None, smem, src.offset + plan.read[0],
+                src.offset + plan.read[1], dmem, mark)
+    return (dview, dbase, sview, sbase, meta, smem, src.offset + plan.read[0], src.offset + plan.read[1], dmem,
+            mark)
+
+
+def run_prepared(prep, plan: Plan, dst, src) -> None:
+    """:func:`execute` for a prepared call: one copy (a kernel call, or numpy's memcpy for a single burst), and
+    the destination plane marked unless known to be defined."""
+    dview, dbase, sview, sbase, meta, smem, slo, shi, dmem, mark = prep
+    if OBSERVERS or (smem.plane is not None and not smem.known_defined(slo, shi)):
+        return execute(plan, dst, src)
+    if dview is None:
+        np.copyto(dbase, sview)
+    else:
+        K.copy_strided(dview, dbase, sview, sbase, meta)
+    if dmem.plane is not None:
+        if len(mark) == 2:  # a small dense span: numpy's memset, then remembered as defined
+            if not dmem.known_defined(mark[0], mark[1]):
+                dmem.plane[mark[0]:mark[1]] = 1
+                dmem.note_defined(mark[0], mark[1])
+        else:
+            mw, mmeta, mvalue = mark
+            pview, pshift = dmem.view(mw, plane=True)
+            K.fill_strided(pview, (dst.offset - pshift) // mw, mmeta, mvalue)
+
+
 def execute(plan: Plan, dst, src) -> None:
     """Apply ``plan`` (built for these tensors' signatures) and emit its warnings."""
     check_in_memory(plan, dst, src)
