@@ -53,7 +53,9 @@ def _remember(key, dst, src, plan) -> None:
     elif len(cache) >= _PREPARED_MAX:
         cache.clear()
     state = (src if dst.is_global else dst).pipe.state
-    cache[key] = (state, state.version, src, plan, prepare(plan, dst, src))
+    version = getattr(state, "version", None)
+    if version is not None:  # (a state that does not count its writes cannot be trusted: no caching)
+        cache[key] = (state, version, src, plan, prepare(plan, dst, src))
 
 
 def _hit(hit, dst, src) -> bool:

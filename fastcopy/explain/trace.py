@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..memory import GlobalTensor, TPipe
+from ..memory import CoreState, GlobalTensor, TPipe
 
 UNTOUCHED, COPY, FILL, UNDEFINED, COMPUTED = 0, 1, 2, 3, 4
 KIND_NAMES = {UNTOUCHED: "untouched", COPY: "copied", FILL: "fill", UNDEFINED: "undefined", COMPUTED: "computed"}
@@ -84,7 +84,8 @@ def operand(role: str, t) -> Operand:
 def _scratch_pipe(pipe) -> TPipe:
     # a scratch core must not become the user's current core
     s = TPipe.detached(product=pipe.product, capacities=dict(pipe.capacities), poison=pipe.poison)
-    s.state = copy.deepcopy({k: v for k, v in pipe.state.items() if k != "pad_workspace"})
+    s.state = CoreState()
+    s.state.update(copy.deepcopy({k: v for k, v in pipe.state.items() if k != "pad_workspace"}))
     return s
 
 
