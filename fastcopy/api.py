@@ -55,11 +55,13 @@ def _remember(key, dst, src, plan) -> None:
     state = (src if dst.is_global else dst).pipe.state
     version = getattr(state, "version", None)
     if version is not None:  # (a state that does not count its writes cannot be trusted: no caching)
-        cache[key] = (state, version, src, plan, prepare(plan, dst, src))
+        cache[key] = [state, version, src, plan, False]  # prepared on the first repeat (new calls stay cheap)
 
 
 def _hit(hit, dst, src) -> bool:
     if hit is not None and hit[2] is src and hit[0].version == hit[1]:
+        if hit[4] is False:
+            hit[4] = prepare(hit[3], dst, src)
         if hit[4] is not None:
             run_prepared(hit[4], hit[3], dst, src)
         else:
