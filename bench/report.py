@@ -216,6 +216,12 @@ def sections(expr: str | None) -> list[str]:
         emit(*interleaved.rows(), "")
         emit("The cube-in ops (bench/cube_in.py):", "")
         emit(*cube_in_rows(), "")
+    if not expr or "cube" in expr:
+        import cube_out
+
+        emit("The cube-out ops (bench/cube_out.py):", "")
+        emit(*cube_out.rows(), "")
+    if not expr:
         emit("The layout cases again with FASTCOPY_THREADS=1 (on a busy machine one thread can beat two):", "")
         env = dict(os.environ, FASTCOPY_THREADS="1", PYTHONPATH=str(HERE.parent))
         one = subprocess.run([sys.executable, str(HERE / "interleaved.py"), "4096"], env=env, capture_output=True,

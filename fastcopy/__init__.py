@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 from . import apidoc as _apidoc
 from . import api as _api
 from .api import DataCopy, DataCopyPad, ResetLoopModePara, SetLoopModePara, SetPadValue, from_nz, to_nz
+from .cube.enhanced import BlockMode, DataCopyEnhancedParams, DeqScale
 from .cube.fixpipe import DataCopyCO12, Fixpipe
 from .cube.mmad import Mmad
 from .cube.outparams import (CFG_COLUMN_MAJOR, CFG_NZ, CFG_ROW_MAJOR, CO2Layout, DataCopyCO12DstParams, FixpipeConfig,
@@ -50,7 +51,7 @@ __all__ = [
     # Ascend C API: the cube's compute and output side
     "Mmad", "MmadParams", "Fixpipe", "QuantMode_t", "FixpipeParamsV220", "FixpipeParamsM300", "FixpipeParamsM310",
     "FixpipeParamsArch3510", "FixpipeParamsC310", "Nz2NdParams", "Nz2DnParams", "FixpipeConfig", "CO2Layout",
-    "CFG_NZ", "CFG_ROW_MAJOR", "CFG_COLUMN_MAJOR", "DataCopyCO12DstParams", "SetHF32Mode", "SetHF32TransMode",
+    "CFG_NZ", "CFG_ROW_MAJOR", "CFG_COLUMN_MAJOR", "DataCopyCO12DstParams", "DataCopyEnhancedParams", "BlockMode", "DeqScale", "SetHF32Mode", "SetHF32TransMode",
     "HF32Mode", "HF32TransMode", "AscendCUtils", "SetFixpipePreQuantFlag", "SetFixpipeNz2ndFlag", "SetFixPipeConfig",
     "SetFixPipeClipRelu", "SetFixPipeAddr", "SetMMRowMajor", "SetMMColumnMajor",
     # Ascend C API

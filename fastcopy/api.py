@@ -15,6 +15,7 @@ from .errors import FastCopyError, UnsupportedError
 from .formats import from_nz_call, to_nz_call
 from .memory import GlobalTensor, LocalTensor, current_pipe
 from .cube import dn2nz as _dn2nz
+from .cube import enhanced as _enhanced
 from .cube import fixpipe as _fixpipe
 from .cube.outparams import DataCopyCO12DstParams
 from .cube.params import Dn2NzParams
@@ -120,6 +121,8 @@ def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
             execute(plan, dst, src)
             _remember(key, dst, src, plan)
             return
+    if rest and type(rest[-1]) is _enhanced.DataCopyEnhancedParams:  # 310P L0C -> UB, a compute op like CO12
+        return _enhanced.DataCopyEnhanced(dst, src, arg, *rest, **kwargs)
     if kind is int or kind is DataCopyParams or (isinstance(arg, numbers.Integral) and kind is not bool):
         plan = _datacopy.plan_data_copy(dst, src, arg, *rest, **kwargs)
     elif kind is Nd2NzParams:

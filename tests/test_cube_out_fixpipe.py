@@ -499,3 +499,53 @@ def test_zero_size_noop_keeps_state_side_effect():
     from fastcopy.cube import state
 
     assert pipe.state[state.QUANT_PRE] == 0x3F800000
+
+
+# ------------------------------------------------------------------------------------- 310P L0C -> UB (provisional)
+def test_310p_enhanced_copy_matrix_and_deq():
+    from fastcopy import BlockMode, DataCopyEnhancedParams, DataCopyParams, DeqScale
+
+    pipe = fresh("310P")
+    src = place(pipe, TPosition.CO1, np.arange(-512, 512, dtype=np.int32))
+    ub = pipe.alloc(TPosition.CO2, "int32_t", 1024)
+    with pytest.warns(FastCopyWarning, match="emulated provisionally"):
+        DataCopy(ub, src, DataCopyParams(2, 1, 1, 0), DataCopyEnhancedParams(BlockMode.BLOCK_MODE_MATRIX,
+                                                                             DeqScale.DEQ_NONE, isRelu=True))
+    x = np.arange(-512, 512)
+    want = np.concatenate([np.maximum(x[:256], 0), np.maximum(x[512:768], 0)])
+    assert np.array_equal(ub.numpy()[:512], want)
+    h = pipe.alloc(TPosition.CO2, "half", 512)
+    with pytest.warns(FastCopyWarning, match="provisionally"):
+        DataCopy(h, src, DataCopyParams(1, 16, 0, 0), DataCopyEnhancedParams("BLOCK_MODE_VECTOR", "DEQ",
+                                                                             int(np.float16(0.5).view(np.uint16))))
+    assert np.array_equal(h.numpy()[:256], (x[:256] * 0.5).astype(np.float16))
+
+
+def test_310p_enhanced_copy_errors():
+    from fastcopy import DataCopyEnhancedParams, DataCopyParams
+
+    pipe = fresh("310P")
+    src = place(pipe, TPosition.CO1, np.zeros(256, np.int32))
+    ub = pipe.alloc(TPosition.CO2, "int32_t", 256)
+    with pytest.raises(UnsupportedError, match="blockMode=BLOCK_MODE_NORMAL is not supported"):
+        DataCopy(ub, src, DataCopyParams(1, 1, 0, 0), DataCopyEnhancedParams())
+    with pytest.raises(UnsupportedError, match="deqScale=DEQ8 is not emulated"):
+        DataCopy(ub, src, DataCopyParams(1, 1, 0, 0), DataCopyEnhancedParams("BLOCK_MODE_MATRIX", "DEQ8"))
+    with pytest.raises(OutOfBoundsError, match="the source span is 2048 bytes"):
+        DataCopy(ub, src, DataCopyParams(2, 1, 0, 0), DataCopyEnhancedParams("BLOCK_MODE_MATRIX"))
+    a2 = fresh("A2")
+    with pytest.raises(UnsupportedError, match="exists only on Atlas inference series AI Core"):
+        DataCopy(a2.alloc(TPosition.VECOUT, "int32_t", 256), place(a2, TPosition.CO1, np.zeros(256, np.int32)),
+                 DataCopyParams(1, 1, 0, 0), DataCopyEnhancedParams("BLOCK_MODE_MATRIX"))
+
+
+def test_310b_zero_sizes_are_errors_and_nd_stride_unit_warns():
+    pipe, src, host, gm = _setup("310B")
+    _raises(RangeError, "mSize=0 is outside its range, which starts at 1 with FixpipeParamsM300", host, gm, src,
+            _v(mSize=0))
+    SetFixpipeNz2ndFlag(2, 16, 64, pipe=pipe)
+    out = np.zeros(512, np.float32)
+    with pytest.warns(FastCopyWarning, match="srcNdStride=16 from SetFixpipeNz2ndFlag counts 16 elements"):
+        DataCopy(GlobalTensor(out), src, DataCopyCO12DstParams(16, 4, 16, 16, "NoQuant", nz2ndEn=True))
+    x = np.arange(1024, dtype=np.float32)
+    assert np.array_equal(out[64:128], x[256:320])  # matrix 1 starts 16*16 elements later

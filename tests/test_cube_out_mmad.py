@@ -53,6 +53,8 @@ def test_vectors(name):
 def _combos():
     out = []
     for (u, s, t), (prods, bias) in COMBOS.items():
+        if u.name == "int4":  # packed operands: test_int4_packed_operands
+            continue
         for p in sorted(prods, key=lambda p: p.key):
             out.append((p, u, s, t))
     return out
@@ -323,3 +325,61 @@ def test_nan_inputs_warn():
     with pytest.warns(FastCopyWarning, match="NaN inputs"):
         Mmad(c, a, b, MmadParams(16, 16, 16))
     assert np.isnan(c.numpy()[:16]).all() and bits(c.numpy())[0] == 0x7FC00000
+
+
+def test_unit_flag_hang_is_reported():
+    """unitFlag 3 on Mmad sets the blocks' flags; a second producer would wait forever; Fixpipe 3 releases them."""
+    from fastcopy import FixpipeParamsV220, Fixpipe, GlobalTensor, ParamError
+
+    pipe, a, b, c = _setup()
+    Mmad(c, a, b, MmadParams(16, 16, 16, unitFlag=3))
+    before = c.numpy().copy()
+    with pytest.raises(ParamError, match="unitFlag=3 waits for L0C block 0 .* to have flag 0, but it is 1 .* the "
+                       "kernel would hang on Atlas A2"):
+        Mmad(c, a, b, MmadParams(16, 16, 16, unitFlag=3))
+    assert np.array_equal(c.numpy(), before)
+    out = np.zeros(256, np.float32)
+    Fixpipe(GlobalTensor(out), c, FixpipeParamsV220(nSize=16, mSize=16, srcStride=16, dstStride=16, unitFlag=3))
+    with pytest.raises(ParamError, match="to have flag 1, but it is 0"):
+        Fixpipe(GlobalTensor(out), c, FixpipeParamsV220(nSize=16, mSize=16, srcStride=16, dstStride=16, unitFlag=2))
+    Mmad(c, a, b, MmadParams(16, 16, 16, unitFlag=2))  # flags are 0 again: a producer may run
+
+
+@pytest.mark.parametrize("product", ["310P", "A2", "310B"])
+def test_int4_packed_operands(product):
+    """int4b_t: K0 = 64, two values per byte (even element in the low nibble); exact int32 results."""
+    import ml_dtypes as mld
+
+    rng = np.random.default_rng(5)
+    m, n, k = 16, 16, 64
+    a = rng.integers(-8, 8, (m, k))
+    b = rng.integers(-8, 8, (k, n))
+    pipe = fresh(product)
+
+    def pack(vals):
+        v = (vals & 0xF).astype(np.uint8)
+        return (v[0::2] | (v[1::2] << 4)).astype(np.uint8)
+
+    a_img = a.reshape(-1)  # one fractal: A(i, p) at i*64 + p
+    b_img = b.T.reshape(-1)  # Zn: B(p, j) at j*64 + p
+    fm = place(pipe, TPosition.A2, pack(a_img).view(mld.int4))
+    fl = place(pipe, TPosition.B2, pack(b_img).view(mld.int4))
+    c = pipe.alloc(TPosition.CO1, "int32_t", 256)
+    Mmad(c, fm, fl, MmadParams(m, n, k))
+    assert np.array_equal(l0c.from_l0c(c.numpy(), 16, 16), a @ b)
+    with pytest.raises(RangeError, match="k=63 must be even for int4b_t"):
+        Mmad(c, fm, fl, MmadParams(m, n, 63))
+
+
+def test_exporting_padding_warns():
+    from fastcopy import FixpipeParamsV220, Fixpipe, GlobalTensor
+
+    pipe, a, b, c = _setup()
+    Mmad(c, a, b, MmadParams(10, 12, 16))
+    out = np.zeros(256, np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FastCopyWarning)
+        Fixpipe(GlobalTensor(out), c, FixpipeParamsV220(nSize=12, mSize=10, srcStride=16, dstStride=12))
+    with pytest.warns(FastCopyWarning, match="mSize=16, nSize=16 exports padding of the Mmad tile at L0C byte 0 "
+                      "\\(m=10, n=12\\)"):
+        Fixpipe(GlobalTensor(out), c, FixpipeParamsV220(nSize=16, mSize=16, srcStride=16, dstStride=16))

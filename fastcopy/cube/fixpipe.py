@@ -25,6 +25,9 @@ import numpy as np
 
 from ..dtypes import ASCEND_DTYPES, ascend_name
 from ..errors import AlignmentError, FastCopyWarning, OutOfBoundsError, ParamError, RangeError, UnsupportedError
+from ..dma.lower import make_plan
+from ..dma.run import execute
+from ..dma.steps import Move, writes_overlap
 from ..products import Phys, Product
 from . import quant, state, tensorio
 from .outparams import (CFG_ROW_MAJOR, CO2Layout, DataCopyCO12DstParams, FixpipeConfig, FixpipeParamsArch3510,
@@ -166,6 +169,7 @@ class Plan(NamedTuple):
     dst_sel: tuple  # per destination tensor: boolean selection of the cells it receives
     src_span: int  # bytes of the source read from the tensor start
     dst_span: tuple  # bytes written per destination
+    overlap: tuple  # per destination: some element is written more than once
 
 
 def _nz_group(j, n, es_t, split):
@@ -216,7 +220,36 @@ def plan(c: Call, es_u: int, es_t: int) -> Plan:
     for arr in (src, j):
         arr.flags.writeable = False
     return Plan(src.astype(np.int64), j, tuple(t[1] for t in targets), tuple(t[0] for t in targets), src_span,
-                tuple(es_t * (int(t[1].max()) + 1) if t[1].size else 0 for t in targets))
+                tuple(es_t * (int(t[1].max()) + 1) if t[1].size else 0 for t in targets),
+                tuple(np.unique(t[1]).size != t[1].size for t in targets))
+
+
+@functools.lru_cache(maxsize=1024)
+def copy_plan(c: Call, es: int, src_sig, dst_sig):
+    """NoQuant without ReLU is a pure byte move: the call as Move steps on the shared step IR (run by the
+    kernels). Byte offsets relative to the tensor starts; one step per (matrix, column block) family."""
+    steps = []
+    row_src = 16 * c.rs * es
+    if c.layout is CO2Layout.COLUMN_MAJOR:  # one element per burst: column j of matrix h, rows down
+        for h in range(c.num):
+            soffs = tuple((h * c.snd + (j // 16) * c.src_stride + j % 16) * es for j in range(c.n))
+            doffs = tuple((h * c.dnd + j * c.dst_stride) * es for j in range(c.n))
+            steps.append(Move(soffs, doffs, es, ((c.m, row_src, es),)))
+    elif c.layout is CO2Layout.ROW_MAJOR:
+        full, tail = divmod(c.n, 16)
+        for width, blocks in ((16, range(full)), (tail, range(full, full + (1 if tail else 0)))):
+            if not blocks:
+                continue
+            soffs = tuple((h * c.snd + g * c.src_stride) * es for h in range(c.num) for g in blocks)
+            doffs = tuple((h * c.dnd + 16 * g) * es for h in range(c.num) for g in blocks)
+            steps.append(Move(soffs, doffs, width * es, ((c.m, row_src, c.dst_stride * es),)))
+    else:  # NZ: 16-wide (or 8-wide split) Z columns, rows w*es bytes apart
+        w = 8 if c.split else 16
+        groups = c.n // w
+        soffs = tuple(((g * w) // 16 * c.src_stride + (g * w) % 16) * es for g in range(groups))
+        doffs = tuple(g * c.dst_stride for g in range(groups))
+        steps.append(Move(soffs, doffs, w * es, ((c.m, row_src, w * es),)))
+    return make_plan(c.api, steps, src_sig, dst_sig, (), exact=writes_overlap(steps))
 
 
 # ------------------------------------------------------------------------------------------------ execution
@@ -226,6 +259,8 @@ def _run(api, product, pipe, c: Call, dsts, src, words, warns) -> None:
         for msg in warns + [f"{api}: nSize={c.n}, mSize={c.m}, count={c.num}: nothing is written"]:
             warnings.warn(msg, FastCopyWarning, stacklevel=3)
         return
+    pure = (c.mode is QuantMode_t.NoQuant and not c.relu and len(dsts) == 1 and not c.dual and u == t
+            and not (c.layout is CO2Layout.NZ and t.itemsize == 1))
     pl = plan(c, u.itemsize, t.itemsize)
     if pl.src_span > src.nbytes:
         _fail(api, product, OutOfBoundsError, f"the source span is {pl.src_span} bytes from the L0C tensor start, "
@@ -234,16 +269,31 @@ def _run(api, product, pipe, c: Call, dsts, src, words, warns) -> None:
         if span > dst.nbytes:
             _fail(api, product, OutOfBoundsError, f"the destination span is {span} bytes from the {dst.position} "
                   f"tensor start, the tensor has {dst.nbytes} bytes")
+    dual = len(pl.dst_offs) > 1
+    flag_update = state.unit_flag_check(api, pipe, src.offset, src.offset + pl.src_span, c.unit_flag,
+                                        producer=False)
+    warns = warns + state.padding_warning(api, pipe, src.offset, c.m, c.n, u.itemsize)
+    if pure:
+        dst = dsts[0]
+        if pl.overlap[0]:
+            warns.append(f"{api}: destination elements are written more than once (overlapping rows or Z columns); "
+                         "bytes written with different values are undefined")
+        for msg in warns:
+            warnings.warn(msg, FastCopyWarning, stacklevel=3)
+        execute(copy_plan(c, t.itemsize, src._sig, dst._sig), dst, src)
+        state.unit_flag_apply(pipe, flag_update)
+        return
     q_words, q_def = words(pl.cols) if callable(words) else (words, None)
     x, x_def = tensorio.read(src, pl.src_offs)
     y = quant.convert(x, c.mode, t, q=q_words, relu=c.relu, ctrl48=state.ctrl48(pipe),
                       arch3510=product is P.ATLAS_350)
     ok = tensorio.combine(x_def, q_def)
     pending = []
-    for dst, offs, sel in zip(dsts, pl.dst_offs, pl.dst_sel):
-        vals = y[sel]
-        d_ok = None if ok is None else ok[sel]
-        if np.unique(offs).size != offs.size:
+    for dst, offs, sel, overlap in zip(dsts, pl.dst_offs, pl.dst_sel, pl.overlap):
+        vals = y[sel] if dual else y
+        d_ok = None if ok is None or not dual else ok[sel]
+        d_ok = ok if not dual else d_ok
+        if overlap:
             warns.append(f"{api}: destination elements are written more than once (overlapping rows or Z columns); "
                          "bytes written with different values are undefined")
             vals, d_ok, offs = _resolve_overlap(vals, d_ok, offs)
@@ -254,6 +304,7 @@ def _run(api, product, pipe, c: Call, dsts, src, words, warns) -> None:
         warnings.warn(msg, FastCopyWarning, stacklevel=3)
     for dst, offs, vals, d_ok in pending:
         tensorio.write(dst, offs, vals, d_ok)
+    state.unit_flag_apply(pipe, flag_update)
 
 
 def _resolve_overlap(vals, ok, offs):
@@ -403,6 +454,11 @@ def Fixpipe(dst, src, *args, config: FixpipeConfig = CFG_ROW_MAJOR, dst1=None): 
             v = getattr(params, name)
             if (None if v is None else str(getattr(v, "name", v)).split("::")[-1]) != default:
                 warns.append(f"{api}: {name}={v!r} is not used by Fixpipe (ignored)")
+    if product is P.ATLAS_200I_500_A2:  # the M300 ranges start at 1
+        for name, v in (("nSize", params.nSize), ("mSize", params.mSize), ("ndNum", num)):
+            if v == 0:
+                _fail(api, product, RangeError, f"{name}=0 is outside its range, which starts at 1 with "
+                      "FixpipeParamsM300")
     c = Call(api, layout, params.nSize, params.mSize, 16 * params.srcStride, dst_stride, mode, params.reluEn, num,
              snd, dnd, rs, params.isChannelSplit, params.unitFlag, dual, sub_block)
     _layout_rules(api, product, c, dphys, src.dtype, dst.dtype, warns, v220_on_350=not arch and product is P.ATLAS_350)
@@ -466,6 +522,9 @@ def DataCopyCO12(dst, src, params: DataCopyCO12DstParams) -> None:  # noqa: N802
                   "never set")
         num, snd_units, dnd = nd
         snd = snd_units * (256 if product in A2A3 else 16)
+        if product is P.ATLAS_200I_500_A2 and num > 1:
+            warns.append(f"{api}: srcNdStride={snd_units} from SetFixpipeNz2ndFlag counts 16 elements on {product} "
+                         "(what the shipped code passes; its page says 1024 B)")
     dst_stride = params.dstStride * (32 if layout is CO2Layout.NZ else 1)
     if rule.vector:
         fpc = pipe.state.get(state.FPC)

@@ -36,6 +36,8 @@ COMBOS: dict[tuple, tuple] = {
     (D["uint8_t"], D["int8_t"], D["int32_t"]): (OLD, None),
     (D["uint8_t"], D["uint8_t"], D["uint32_t"]): (frozenset({P.ATLAS_TRAINING}), None),
     (D["uint8_t"], D["uint8_t"], D["int32_t"]): (frozenset({P.ATLAS_INFERENCE_AICORE}), None),
+    (D["int4b_t"], D["int4b_t"], D["int32_t"]): (frozenset({P.ATLAS_INFERENCE_AICORE, P.ATLAS_A2, P.ATLAS_A3,
+                                                            P.ATLAS_200I_500_A2}), None),
     (D["half"], D["half"], D["float"]): (ALL, D["float"]),
     (D["half"], D["half"], D["half"]): (OLD, None),
     (D["bfloat16_t"], D["bfloat16_t"], D["float"]): (NEW, D["float"]),
@@ -43,6 +45,8 @@ COMBOS: dict[tuple, tuple] = {
     **{(u, s, D["float"]): (frozenset({P.ATLAS_350}), D["float"]) for u in _FP8 for s in _FP8},
 }
 BIAS_PRODUCTS = NEW
+#: int4b_t operands: two values per byte, element p in bits 3:0 (even p) or 7:4 (odd p) of byte p // 2
+INT4 = D["int4b_t"]
 API = "Mmad"
 
 
@@ -53,6 +57,12 @@ def _fail(exc, msg, product):
 def _combo_text(product):
     return "; ".join(f"{ascend_name(u)} x {ascend_name(s)} -> {ascend_name(t)}"
                      for (u, s, t), (prods, _) in COMBOS.items() if product in prods)
+
+
+@functools.lru_cache(maxsize=1024)
+def _checked_params(key: tuple, product, u, has_bias: bool) -> tuple:
+    """The field rules (raising) and warnings of one MmadParams value, cached by its value."""
+    return tuple(_check_params(MmadParams(*key), product, u, True if has_bias else None))
 
 
 def _check_params(p: MmadParams, product, u, bias) -> list:
@@ -94,7 +104,7 @@ def _check_params(p: MmadParams, product, u, bias) -> list:
 @functools.lru_cache(maxsize=256)
 def _geometry(m: int, n: int, k: int, product, u, k_align: bool, disable_gemv: bool):
     """Element offsets of A in L0A and B in L0B (read-only), GEMV flag, fractal counts and footprints."""
-    k0 = 256 // (u.itemsize * 8)
+    k0 = 64 if u == INT4 else 256 // (u.itemsize * 8)
     m1, n1, k1 = -(-m // 16), -(-n // 16), -(-k // k0)
     gemv = m == 1 and not (product is P.ATLAS_350 and disable_gemv)
     if gemv:
@@ -147,7 +157,7 @@ def Mmad(dst, fm, filter, *args):  # noqa: N802, A002
     if combo is None or product not in combo[0]:
         _fail(UnsupportedError, f"{ascend_name(u)} x {ascend_name(s)} -> {ascend_name(t)} is not supported; "
               f"supported: {_combo_text(product)}", product)
-    warns = _check_params(params, product, u, bias)
+    warns = list(_checked_params(params.key(), product, u, bias is not None))
     if bias is not None:
         if product not in BIAS_PRODUCTS:
             _fail(UnsupportedError, "the bias overload does not exist (no BiasTable)", product)
@@ -165,6 +175,10 @@ def Mmad(dst, fm, filter, *args):  # noqa: N802, A002
                                                                params.disableGemv)
     c_align = 512 if (product in OLD and t == D["half"]) else 1024
     _check_tensor(dst, "dst", Phys.L0C, c_align, 0, m1 * n1 * 256, product, warns)
+    if u == INT4:  # footprints in bytes of packed nibbles; the tensors' elements are those bytes
+        if k % 2:
+            _fail(RangeError, f"MmadParams.k={k} must be even for int4b_t inputs", product)
+        a_foot, b_foot = -(-a_foot // 2), -(-b_foot // 2)
     _check_tensor(fm, "fm", Phys.L0A, 512, 0, a_foot, product, warns)
     _check_tensor(filter, "filter", Phys.L0B, 512, 0, b_foot, product, warns)
     init_zero = params.cmatrixInitVal and not params.isBias
@@ -176,9 +190,21 @@ def Mmad(dst, fm, filter, *args):  # noqa: N802, A002
             _fail(OutOfBoundsError, f"cmatrixSource reads {16 * n1} elements from BiasTable byte 0, beyond its "
                   "capacity", product)
 
+    flag_update = state.unit_flag_check(API, pipe, dst.offset, dst.offset + m1 * n1 * 256 * t.itemsize,
+                                        params.unitFlag, producer=True)
+
     # ---- compute (nothing was written before this point)
-    a_vals, a_def = tensorio.read(fm, a_offs)
-    b_vals, b_def = tensorio.read(filter, b_offs)
+    fast = t == D["float"] and u.itemsize == 2 and s.itemsize == 2 and not gemv
+    if fast:  # 16-bit float inputs: gather and decode in one compiled pass
+        a64, a_nan, a_def = _gather16(fm, a_offs)
+        b64, b_nan, b_def = _gather16(filter, b_offs)
+        a_vals = b_vals = None
+    elif u == INT4:
+        a_vals, a_def = _read_int4(fm, a_offs)
+        b_vals, b_def = _read_int4(filter, b_offs)
+    else:
+        a_vals, a_def = tensorio.read(fm, a_offs)
+        b_vals, b_def = tensorio.read(filter, b_offs)
     if gemv:
         a_vals = np.repeat(a_vals, 16 * m1, axis=0)
         a_def = None if a_def is None else np.repeat(a_def, 16 * m1, axis=0)
@@ -206,8 +232,10 @@ def Mmad(dst, fm, filter, *args):  # noqa: N802, A002
         info = np.iinfo(t)
         out = np.clip(acc, info.min, info.max).astype(t)
     else:
-        a64, b64 = _float_inputs(a_vals, pipe), _float_inputs(b_vals, pipe)
-        if np.isnan(a64).any() or np.isnan(b64).any():
+        if not fast:
+            a64, b64 = _float_inputs(a_vals, pipe), _float_inputs(b_vals, pipe)
+            a_nan, b_nan = np.isnan(a64).any(), np.isnan(b64).any()
+        if a_nan or b_nan:
             warns.append(f"{API}: NaN inputs (the hardware may raise an execution error)")
         fmt = quant.FORMATS[quant.FORMAT_OF[t]]
         mode = state.ctrl48(pipe)
@@ -219,6 +247,36 @@ def Mmad(dst, fm, filter, *args):  # noqa: N802, A002
     for msg in warns:
         warnings.warn(msg, FastCopyWarning, stacklevel=2)
     tensorio.write(dst, c_offs, out, defined, dense=True)
+    state.unit_flag_apply(pipe, flag_update)
+    state.note_tile(pipe, dst.offset, m, n, t.itemsize)
+
+
+def _read_int4(tensor, offs):
+    """(int8 values, definedness) of packed 4-bit elements at 4-bit offsets ``offs`` (even: low nibble)."""
+    byte, odd = offs // 2, (offs % 2).astype(bool)
+    raw, ok = tensorio.read(tensor, byte, np.uint8)
+    nib = np.where(odd, raw >> 4, raw & 0xF).astype(np.int8)
+    return np.where(nib >= 8, nib - 16, nib).astype(np.int8), ok
+
+
+@functools.lru_cache(maxsize=4)
+def _lut(dtype) -> np.ndarray:
+    """float64 value of every 16-bit pattern of ``dtype`` (half or bfloat16)."""
+    with np.errstate(invalid="ignore"):
+        return np.arange(65536, dtype=np.uint32).astype(np.uint16).view(dtype).astype(np.float64)
+
+
+def _gather16(tensor, offs):
+    """(float64 values, any NaN, definedness) of the 16-bit float elements at ``offs``."""
+    from ..kernels.matmul import gather_decode  # numba: loaded on first use (import fastcopy stays numba-free)
+
+    mem = tensor.memory
+    hi = int(offs.max()) + 1 if offs.size else 0
+    raw = mem.data[tensor.offset:tensor.offset + 2 * hi].view(np.uint16)
+    out = np.empty(offs.shape, np.float64)
+    nan = gather_decode(raw, offs, _lut(tensor.dtype), out)
+    ok = tensorio.defined_elements(mem, tensor.offset, hi, 2)
+    return out, nan, (None if ok is None else ok[offs])
 
 
 def _float_inputs(vals: np.ndarray, pipe) -> np.ndarray:

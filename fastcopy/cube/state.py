@@ -161,3 +161,56 @@ def SetMMRowMajor(pipe=None) -> None:  # noqa: N802
 
 def SetMMColumnMajor(pipe=None) -> None:  # noqa: N802
     """Compute order only: no effect on data."""
+
+
+UNIT_FLAGS = "cube.unit_flags"  # {512-byte L0C block: flag}; absent = 0
+UNIT_BLOCK = 512
+
+
+def unit_flag_check(api: str, pipe, lo: int, hi: int, unit_flag: int, producer: bool):
+    """Raise if a call with ``unitFlag`` 2/3 over L0C bytes ``[lo, hi)`` would wait forever in program order;
+    return the state update to apply once the call has run (or None). Mmad (producer) waits for flag 0 and sets 1
+    with unitFlag 3; Fixpipe / DataCopy wait for flag 1 and clear it with unitFlag 3."""
+    if unit_flag not in (2, 3) or hi <= lo:
+        return None
+    flags = pipe.state.get(UNIT_FLAGS, {})
+    blocks = range(lo // UNIT_BLOCK, -(-hi // UNIT_BLOCK))
+    want = 0 if producer else 1
+    stuck = [b for b in blocks if flags.get(b, 0) != want]
+    if stuck:
+        b = stuck[0]
+        who = ("a Fixpipe/DataCopy with unitFlag=3 to release it" if producer
+               else "an Mmad with unitFlag=3 to fill it")
+        raise ParamError(f"{api}: unitFlag={unit_flag} waits for L0C block {b} (bytes [{b * UNIT_BLOCK}, "
+                         f"{(b + 1) * UNIT_BLOCK})) to have flag {want}, but it is {1 - want} and nothing before "
+                         f"in program order can change it ({who}): the kernel would hang on {pipe.product}")
+    if unit_flag == 3:
+        return blocks, 1 - want
+    return None
+
+
+def unit_flag_apply(pipe, update) -> None:
+    if update is None:
+        return
+    blocks, value = update
+    flags = pipe.state.setdefault(UNIT_FLAGS, {})
+    for b in blocks:
+        flags[b] = value
+
+
+MMAD_TILES = "cube.mmad_tiles"  # L0C byte offset of a tile -> (m, n, element size) of the Mmad that wrote it
+
+
+def note_tile(pipe, offset: int, m: int, n: int, es: int) -> None:
+    """Remember the real extent of the tile an Mmad wrote (to warn when its padding is exported)."""
+    pipe.state.setdefault(MMAD_TILES, {})[offset] = (m, n, es)
+
+
+def padding_warning(api: str, pipe, offset: int, m_size: int, n_size: int, es: int) -> list:
+    """A warning when a read of ``m_size x n_size`` from an Mmad tile's start goes past its ``m`` rows or ``n``
+    columns (padding: defined values computed from operand padding, not meaningful)."""
+    tile = pipe.state.get(MMAD_TILES, {}).get(offset)
+    if tile is None or tile[2] != es or (m_size <= tile[0] and n_size <= tile[1]):
+        return []
+    return [f"{api}: mSize={m_size}, nSize={n_size} exports padding of the Mmad tile at L0C byte {offset} "
+            f"(m={tile[0]}, n={tile[1]}): those rows/columns come from operand padding"]

@@ -56,3 +56,18 @@ def settle_f32(a, b, s, c0, has_c0, scale, out):  # pragma: no cover - compiled
                 out[i, j] = acc + c
                 redo += 1
     return redo
+
+
+@numba.njit(cache=True, boundscheck=False, nogil=True)
+def gather_decode(raw, offs, lut, out):  # pragma: no cover - compiled
+    """``out[i, j] = lut[raw[offs[i, j]]]`` (16-bit patterns decoded through a 65536-entry float64 table);
+    returns True if any decoded value is NaN."""
+    nan = False
+    rows, cols = offs.shape
+    for i in range(rows):
+        for j in range(cols):
+            v = lut[raw[offs[i, j]]]
+            out[i, j] = v
+            if v != v:
+                nan = True
+    return nan
