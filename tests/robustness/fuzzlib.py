@@ -22,6 +22,7 @@ seed to a log file, so a crash (segfault) leaves its reproducer behind::
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 import traceback
@@ -29,6 +30,9 @@ import warnings
 
 import ml_dtypes
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/: dc_util
+from dc_util import tensor_bytes  # noqa: E402
 
 from fastcopy import (DataCopy, DataCopyExtParams, DataCopyMVType, DataCopyPad, DataCopyPadExtParams,
                       DataCopyPadParams, DataCopyParams, FastCopyError, GlobalTensor, LoopModeParams, Nd2NzParams,
@@ -203,14 +207,6 @@ class World:
                 where = (f"OUTSIDE the destination at memory bytes {outside[:6]}" if outside else
                          f"inside the destination at tensor bytes {sorted(set((np.concatenate([bad_d, bad_p]) - lo).tolist()))[:6]}")
                 raise Escape(f"{what}: {mem.phys} differs {where} (data {bad_d.size}, plane {bad_p.size} bytes)")
-
-
-def tensor_bytes(t):
-    mem = t.memory
-    data = mem.data[t.offset:t.offset + t.nbytes].copy()
-    if mem.plane is None:
-        return data, np.ones(data.size, bool)
-    return data, mem.plane[t.offset:t.offset + t.nbytes].astype(bool)
 
 
 def check_call(world: World, call, dst, src, oracle, draw: Draw, extra=None) -> str:

@@ -202,15 +202,6 @@ def test_slice_between_two_local_tensors_with_shape_zero():
 
 
 # ------------------------------------------------------------------------------------ 4. current core per thread
-@pytest.fixture
-def switch_often():
-    """Make the interpreter switch threads every microsecond, so races show up."""
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(old)
-
-
 def test_with_pipe_is_per_thread(switch_often):
     errors = []
     barrier = threading.Barrier(4)

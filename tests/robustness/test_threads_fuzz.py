@@ -3,22 +3,12 @@ table, worker pool), and threads sharing one core (pipe) on their own tensors; z
 
 from __future__ import annotations
 
-import sys
 import threading
 
 import numpy as np
-import pytest
 
 from fastcopy import DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams, GlobalTensor, TPipe, TPosition
 from fuzzlib import campaign
-
-
-@pytest.fixture
-def switch_often():
-    old = sys.getswitchinterval()
-    sys.setswitchinterval(1e-5)
-    yield
-    sys.setswitchinterval(old)
 
 
 def test_concurrent_campaigns(switch_often):
