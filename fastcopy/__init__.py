@@ -11,7 +11,8 @@ __version__ = "0.1.0"
 
 from . import apidoc as _apidoc
 from . import api as _api
-from .api import DataCopy, DataCopyPad, ResetLoopModePara, SetLoopModePara, SetPadValue, from_nz, to_nz
+from .api import (DataCopy, DataCopyPad, LoadData, LoadDataWithStride, LoadDataWithTranspose, ResetLoopModePara,
+                  SetLoopModePara, SetPadValue, from_nz, to_nz)
 from .cube.enhanced import BlockMode, DataCopyEnhancedParams, DeqScale
 from .cube.fixpipe import DataCopyCO12, Fixpipe
 from .cube.mmad import Mmad
@@ -34,8 +35,7 @@ from .params import (DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams,
                      LoopModeParams, Nd2NzParams, Nz2NdParamsFull, ParamStruct, SliceInfo)
 from .products import Phys, Product, TPosition
 from .cube.images import fractal_shape, from_fractal, from_zn, from_zz, to_fractal, to_zn, to_zz
-from .cube.img2col import LoadDataWithStride, img2col
-from .cube.loaddata import LoadData, LoadDataWithTranspose
+from .cube.img2col import img2col
 from .cube.registers import (FmatrixMode, IsResetLoad3dConfig, SetFmatrix, SetLoadDataBoundary,
                              SetLoadDataPaddingValue, SetLoadDataRepeat, SetLoadDataRepeatWithStride)
 from .cube.params import (Dn2NzParams, LoadData2dParams, LoadData2DParams, LoadData2DParamsV2,

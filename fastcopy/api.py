@@ -17,8 +17,12 @@ from .memory import GlobalTensor, LocalTensor, current_pipe
 from .cube import dn2nz as _dn2nz
 from .cube import enhanced as _enhanced
 from .cube import fixpipe as _fixpipe
+from .cube import img2col as _img2col
+from .cube import loaddata as _loaddata
 from .cube.outparams import DataCopyCO12DstParams
-from .cube.params import Dn2NzParams
+from .cube.params import (Dn2NzParams, LoadData2dTransposeParams, LoadData2dTransposeParamsV2, LoadData2DParams,
+                          LoadData2DParamsV2, LoadData3DParamsV2, LoadData3DParamsV2Pro)
+from .cube.registers import IsResetLoad3dConfig
 from .ops import datacopy as _datacopy
 from .ops import loopmode as _loopmode
 from .ops import nz as _nz
@@ -37,6 +41,8 @@ _TENSORS = (GlobalTensor, LocalTensor)
 _PAD_PARAMS = (DataCopyPadExtParams, DataCopyPadParams)
 _COPY_PARAMS = (DataCopyExtParams, DataCopyParams)
 _FORMS = "count, " + ", ".join(k.__name__ for k in DATACOPY_FORMS) + ", slice (SliceInfo lists)"
+#: the params classes LoadData takes as third argument (2D, 2D V2, then the img2col forms)
+LOADDATA_FORMS = (LoadData2DParams, LoadData2DParamsV2, LoadData3DParamsV2, LoadData3DParamsV2Pro)
 
 
 #: prepared calls kept per destination tensor (a cache; see _prepared)
@@ -138,6 +144,88 @@ def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
     else:
         raise FastCopyError(f"DataCopy: no form takes a {kind.__name__} as third argument; forms: {_FORMS}")
     execute(plan, dst, src)
+
+
+def LoadData(dst, src, params, **kwargs) -> None:  # noqa: N802
+    """``AscendC::LoadData(dst, src, params)``: into the cube's operand buffers, destination first.
+
+    ``LoadData2DParams``: L1 -> L0A/L0B, GM -> L0A/L0B/L1, ``repeatTimes`` fractals (512 bytes) from source
+    fractal ``startIndex + i*srcStride`` to destination fractal ``i*(dstGap+1)``, each 16x16 fractal transposed
+    with ``ifTranspose`` (2-byte types, L1 -> L0). ``LoadData2DParamsV2`` (Atlas 350): an ``mStep x kStep``
+    fractal region of an Nz source, Nz out (or the Nz image of its transpose). ``LoadData3DParamsV2`` /
+    ``LoadData3DParamsV2Pro``: img2col from the feature map in L1 through the FMATRIX / PADDING / repeat
+    registers (``config=IsResetLoad3dConfig(...)``: which registers the call writes first). Full description:
+    docs/cube-in.md.
+
+    A repeat of a call (same tensors and parameters, no register of the core written since) skips planning.
+    """
+    kind = type(params)
+    if kind is LoadData2DParams or kind is LoadData2DParamsV2:
+        if kwargs:
+            raise UnsupportedError(f"LoadData({kind.__name__}): takes no keyword arguments, got "
+                                   f"{', '.join(kwargs)} (config= belongs to the 3D forms)")
+        key = (kind, params.key())
+        cache = dst._prepared if type(dst) in _TENSORS else None
+        if cache is not None and _hit(cache.get(key), dst, src):
+            return
+        if kind is LoadData2DParams:
+            plan = _loaddata.plan_load2d(dst, src, params)
+        else:
+            plan = _loaddata.plan_load2dv2(dst, src, params)
+    elif kind is LoadData3DParamsV2 or kind is LoadData3DParamsV2Pro:
+        config = kwargs.pop("config", None)
+        if kwargs:
+            raise UnsupportedError(f"LoadData({kind.__name__}): unknown keyword arguments {', '.join(kwargs)}; "
+                                   "takes config=IsResetLoad3dConfig(...)")
+        _load3d(dst, src, params, config, False)
+        return
+    else:
+        forms = ", ".join(k.__name__ for k in LOADDATA_FORMS)
+        raise UnsupportedError(f"LoadData: no form takes a {kind.__name__} as third argument; forms: {forms}")
+    execute(plan, dst, src)
+    if type(dst) in _TENSORS:
+        _remember(key, dst, src, plan)
+
+
+def LoadDataWithTranspose(dst, src, params) -> None:  # noqa: N802
+    """``AscendC::LoadDataWithTranspose(dst, src, LoadData2dTransposeParams | LoadData2dTransposeParamsV2)``:
+    ``repeatTimes`` squares (b8: two stacked fractals, b16: one, b32: two side by side) transposed, the
+    output fractals of square ``i`` at ``i*(dstGap+1) + j*(dstFracGap+1)``. docs/cube-in.md."""
+    kind = type(params)
+    if kind is not LoadData2dTransposeParams and kind is not LoadData2dTransposeParamsV2:
+        raise UnsupportedError(f"LoadDataWithTranspose: takes LoadData2dTransposeParams or "
+                               f"LoadData2dTransposeParamsV2, got {kind.__name__}")
+    key = (kind, params.key())
+    cache = dst._prepared if type(dst) in _TENSORS else None
+    if cache is not None and _hit(cache.get(key), dst, src):
+        return
+    plan = _loaddata.plan_transpose(dst, src, params)
+    execute(plan, dst, src)
+    if type(dst) in _TENSORS:
+        _remember(key, dst, src, plan)
+
+
+def LoadDataWithStride(dst, src, params, config=None) -> None:  # noqa: N802
+    """``AscendC::LoadDataWithStride(dst, src, LoadData3DParamsV2)`` (Atlas 350): img2col written with the
+    destination pitch set by ``SetLoadDataRepeatWithStride``. docs/cube-in.md."""
+    _load3d(dst, src, params, config, True)
+
+
+def _load3d(dst, src, params, config, with_stride: bool) -> None:
+    """A 3D load (img2col), prepared on repeats. Its own register writes (``isSetFMatrix``, ``isSetPadding``, the
+    Atlas 350 pitch) happen while planning; a repeat under an unchanged state version would write the very same
+    values again, so it skips them with the planning."""
+    key = None
+    if type(dst) in _TENSORS and type(params) in LOADDATA_FORMS and (config is None or
+                                                                     type(config) is IsResetLoad3dConfig):
+        key = ("3d", type(params), params.key(), with_stride, None if config is None else config.key())
+        cache = dst._prepared
+        if cache is not None and _hit(cache.get(key), dst, src):
+            return
+    plan = _img2col.plan_load3d(dst, src, params, config=config, with_stride=with_stride)
+    execute(plan, dst, src)
+    if key is not None:
+        _remember(key, dst, src, plan)
 
 
 def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=None):  # noqa: N802, N803

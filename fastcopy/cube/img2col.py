@@ -29,7 +29,6 @@ from ..dma.lower import make_plan
 from ..products import LOAD3D_PATHS, LOAD3D_STRIDE_PATHS, Phys, Product
 from . import fractal
 from .common import overlap_warning, start
-from .loaddata import LOADDATA_PLANNERS
 from .params import LoadData3DParamsV2, LoadData3DParamsV2Pro
 from .registers import (FMATRIX_L, L1_3D_SIZE, L3D_RPT, PADDING, RPT_DEFAULT, IsResetLoad3dConfig, check_pad_list,
                         fmatrix_value, pad_pattern, padding_register)
@@ -74,13 +73,7 @@ def placement(layout_rows: str, m, k, C0: int, pitch: int):
     return fractal.offset("Zn", m, k, (C0, 16), pitch)
 
 
-# -------------------------------------------------------------------------------------------- public API
-def LoadDataWithStride(dst, src, params, config=None) -> None:  # noqa: N802
-    """``LoadDataWithStride(dst, src, LoadData3DParamsV2)`` (Atlas 350): img2col written with the destination
-    pitch set by ``SetLoadDataRepeatWithStride``."""
-    execute(plan_load3d(dst, src, params, config=config, with_stride=True), dst, src)
-
-
+# -------------------------------------------------------------------------------------------- planner
 def plan_load3d(dst, src, params, config=None, with_stride=False):
     """Plan a 3D load; writes the registers the call sets (``isSetFMatrix`` / ``isSetPadding``) first."""
     pro = isinstance(params, LoadData3DParamsV2Pro)
@@ -274,14 +267,6 @@ def _plan(cls, pkey, src, dst, product, fmatrix, padding, rpt, boundary, src_l1,
     return make_plan(api, steps, src, dst, warns, exact=overlap)
 
 
-def _load3d_planner(dst, src, params, config=None):
-    return plan_load3d(dst, src, params, config=config)
-
-
-LOADDATA_PLANNERS[LoadData3DParamsV2] = _load3d_planner
-LOADDATA_PLANNERS[LoadData3DParamsV2Pro] = _load3d_planner
-
-
 # ------------------------------------------------------------------------------------------- numpy helper
 def img2col(fmap, kernel, stride=1, dilation=1, pad=0, pad_value=0, layout=None, c0=None, out=None):
     """The img2col matrix of one ``(C, H, W)`` feature map: ``X[m][k]`` with ``m = ho*Wo + wo`` and ``k`` over
@@ -380,4 +365,4 @@ def _helper_plans(C, H, W, es, c0, kh, kw, sh, sw, dh, dw, pads, layout, pad_byt
     return stage, make_plan("img2col", steps, mid_sig, dst_sig), covered
 
 
-__all__ = ["LoadDataWithStride", "plan_load3d", "img2col", "x_source", "output_size", "placement"]
+__all__ = ["plan_load3d", "img2col", "x_source", "output_size", "placement"]

@@ -1,5 +1,5 @@
 """LoadData 2D (``LoadData2DParams``), LoadData 2D V2 (``LoadData2DParamsV2``) and ``LoadDataWithTranspose``
-(``LoadData2dTransposeParams`` / ``V2``): planners and the public entry points.
+(``LoadData2dTransposeParams`` / ``V2``): the planners (the entry points are in :mod:`fastcopy.api`).
 
 LoadData 2D, repeat ``i`` (``repeatTimes == 0``: nothing): source fractal ``startIndex + sgn*i*srcStride``
 (``sgn = -1`` only for ``addrMode = 1`` on GM->L1 of 310P/A2/A3/310B) to destination fractal ``i*(dstGap+1)``
@@ -25,7 +25,6 @@ import numpy as np
 
 from ..dtypes import ascend_name
 from ..errors import RangeError, UnsupportedError
-from ..dma.run import execute
 from ..ops.common import check_range, core_of
 from ..dma.lower import make_plan
 from ..dma.steps import Move
@@ -39,25 +38,6 @@ from .steps import element_steps
 _350 = Product.ATLAS_350
 _910 = Product.ATLAS_TRAINING
 _GM, _L1 = Phys.GM, Phys.L1
-
-#: params class -> planner(dst, src, params, **kwargs) of ``LoadData``; the 3D forms register themselves
-LOADDATA_PLANNERS: dict = {}
-
-
-def LoadData(dst, src, params, **kwargs) -> None:  # noqa: N802
-    """``LoadData(dst, src, params)``: L1 -> L0A/L0B, GM -> L0A/L0B/L1 with ``LoadData2DParams``,
-    ``LoadData2DParamsV2`` (Atlas 350) or img2col with ``LoadData3DParamsV2`` / ``LoadData3DParamsV2Pro``."""
-    planner = LOADDATA_PLANNERS.get(type(params))
-    if planner is None:
-        forms = ", ".join(k.__name__ for k in LOADDATA_PLANNERS)
-        raise UnsupportedError(f"LoadData: no form takes a {type(params).__name__} as third argument; forms: {forms}")
-    execute(planner(dst, src, params, **kwargs), dst, src)
-
-
-def LoadDataWithTranspose(dst, src, params) -> None:  # noqa: N802
-    """``LoadDataWithTranspose(dst, src, LoadData2dTransposeParams | LoadData2dTransposeParamsV2)``."""
-    execute(plan_transpose(dst, src, params), dst, src)
-
 
 # -------------------------------------------------------------------------------------------------- 2D
 API_2D = "LoadData(LoadData2DParams)"
@@ -237,8 +217,4 @@ def _plan_transpose(cls, pkey, src, dst, product):
     return make_plan(api, steps, src, dst, warns, exact=overlap)
 
 
-LOADDATA_PLANNERS[LoadData2DParams] = plan_load2d
-LOADDATA_PLANNERS[LoadData2DParamsV2] = plan_load2dv2
-
-__all__ = ["LoadData", "LoadDataWithTranspose", "LOADDATA_PLANNERS", "plan_load2d", "plan_load2dv2",
-           "plan_transpose"]
+__all__ = ["plan_load2d", "plan_load2dv2", "plan_transpose"]
