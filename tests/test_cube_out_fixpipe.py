@@ -286,12 +286,6 @@ def test_error_350_only_mode():
             _v(quantPre="QF322F16_PRE", deqScalar=0x3F800000))
 
 
-def test_error_hif8_not_emulated():
-    pipe, src, host, gm = _setup("350", t=np.uint8)
-    _raises(UnsupportedError, "HiFloat8 encoding is not emulated", host, gm, src,
-            _v(quantPre="QF322HIF8_PRE", deqScalar=0x3F800000))
-
-
 def test_error_nsize_range():
     pipe, src, host, gm = _setup()
     _raises(RangeError, "nSize=4096 is outside \\[0, 4095\\] columns", host, gm, src, _v(nSize=4096))

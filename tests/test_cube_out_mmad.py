@@ -14,9 +14,9 @@ from fastcopy import (AlignmentError, FastCopyWarning, HF32Mode, HF32TransMode, 
                       OutOfBoundsError, Product, RangeError, SetHF32Mode, SetHF32TransMode, TPosition,
                       UnsupportedError)
 from fastcopy.cube import l0c, quant
-from fastcopy.cube.mmad import COMBOS
+from fastcopy.cube.mmad import COMBOS, HIF8_COMBO
 from fastcopy.cube.numerics import matmul_ordered
-from fastcopy.reference import cube_mmad
+from fastcopy.reference import cube_hif8, cube_mmad
 
 P = Product
 
@@ -110,6 +110,8 @@ def test_mmad_matches_reference(combo, m, n, k, seed, c0_mode, hf32):
             Mmad(c, a, b, params)
 
     def dec(x, operand=True):
+        if (u, s, t) == HIF8_COMBO and operand:  # uint8 codes of hifloat8_t
+            return np.array([cube_hif8.decode(int(c)) for c in x], np.float64)
         if x.dtype.kind in "iu":
             return x.astype(np.int64)
         if hf32 and operand:

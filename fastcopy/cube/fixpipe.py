@@ -350,7 +350,8 @@ def _common_checks(api, product, paths, dst, src, mode, warns):
     if rule.only_350 and product is not P.ATLAS_350:
         _fail(api, product, UnsupportedError, f"quantPre={mode} exists only on Atlas 350")
     if rule.experimental:
-        _fail(api, product, UnsupportedError, f"quantPre={mode}: the HiFloat8 encoding is not emulated")
+        warns.append(f"{api}: quantPre={mode} writes hifloat8_t codes (uint8 bit patterns); HiFloat8 rounding is "
+                     "experimental (it follows the vendor's example encoder)")
     if mode is QuantMode_t.NoQuant and dphys is Phys.L1 and product is not P.ATLAS_350:
         _fail(api, product, UnsupportedError, "L0C -> L1 needs a quantisation mode (NoQuant is not available)")
     if src.offset % L0C_ALIGN:

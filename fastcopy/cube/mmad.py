@@ -43,7 +43,11 @@ COMBOS: dict[tuple, tuple] = {
     (D["bfloat16_t"], D["bfloat16_t"], D["float"]): (NEW, D["float"]),
     (D["float"], D["float"], D["float"]): (NEW, D["float"]),
     **{(u, s, D["float"]): (frozenset({P.ATLAS_350}), D["float"]) for u in _FP8 for s in _FP8},
+    # hifloat8_t x hifloat8_t -> float: HiFloat8 has no numpy type; its codes travel as uint8 (fastcopy.cube.hif8)
+    (D["hifloat8_t"], D["hifloat8_t"], D["float"]): (frozenset({P.ATLAS_350}), D["float"]),
 }
+#: the (U, S, T) combination whose uint8 operands are HiFloat8 codes
+HIF8_COMBO = (D["hifloat8_t"], D["hifloat8_t"], D["float"])
 BIAS_PRODUCTS = NEW
 #: int4b_t operands: two values per byte, element p in bits 3:0 (even p) or 7:4 (odd p) of byte p // 2
 INT4 = D["int4b_t"]
@@ -55,7 +59,8 @@ def _fail(exc, msg, product):
 
 
 def _combo_text(product):
-    return "; ".join(f"{ascend_name(u)} x {ascend_name(s)} -> {ascend_name(t)}"
+    return "; ".join("hifloat8_t (uint8 codes) x hifloat8_t -> float" if (u, s, t) == HIF8_COMBO else
+                     f"{ascend_name(u)} x {ascend_name(s)} -> {ascend_name(t)}"
                      for (u, s, t), (prods, _) in COMBOS.items() if product in prods)
 
 
@@ -233,7 +238,10 @@ def Mmad(dst, fm, filter, *args):  # noqa: N802, A002
         out = np.clip(acc, info.min, info.max).astype(t)
     else:
         if not fast:
-            a64, b64 = _float_inputs(a_vals, pipe), _float_inputs(b_vals, pipe)
+            hif8 = (u, s, t) == HIF8_COMBO
+            if hif8:
+                warns.append(f"{API}: hifloat8_t inputs (uint8 codes) are experimental")
+            a64, b64 = _float_inputs(a_vals, pipe, hif8), _float_inputs(b_vals, pipe, hif8)
             a_nan, b_nan = np.isnan(a64).any(), np.isnan(b64).any()
         if a_nan or b_nan:
             warns.append(f"{API}: NaN inputs (the hardware may raise an execution error)")
@@ -279,8 +287,13 @@ def _gather16(tensor, offs):
     return out, nan, (None if ok is None else ok[offs])
 
 
-def _float_inputs(vals: np.ndarray, pipe) -> np.ndarray:
-    """Exact float64 values of the inputs (float32 after HF32 rounding when that mode is on)."""
+def _float_inputs(vals: np.ndarray, pipe, hif8: bool = False) -> np.ndarray:
+    """Exact float64 values of the inputs (float32 after HF32 rounding when that mode is on; HiFloat8 codes
+    decoded, their NaN / infinity codes read under the overflow mode)."""
+    if hif8:
+        from .hif8 import decode_hif8
+
+        return decode_hif8(vals, inf_nan=state.ctrl48(pipe)).astype(np.float64)
     if vals.dtype == D["float"]:
         enabled, nearest_even, h = state.hf32_state(pipe)
         if enabled:

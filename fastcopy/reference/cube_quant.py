@@ -19,6 +19,7 @@ Per element, with ReLU sending every input whose sign bit is set (and is not NaN
     REQ8           y = B8(F32(MCB ? sat16(x >> N) : x) * M1)
     QF322B8_PRE    y = B8(x * M1)
     QS322BF16_PRE  y = BF16(F32(x) * M1);   QF322F16/BF16/F32/FP8_PRE  y = F16/BF16/F32/E4M3(x * M1)
+    QF322HIF8_PRE(_HYBRID)  y = HIF8(F32(x * M1)) with the "round" ("hybrid") rule of cube_hif8
     B8(t)          = clamp(RNE(clamp(t, -256, 255)) + OFF, SIGN ? [-128, 127] : [0, 255]),   NaN -> 0
 """
 
@@ -27,6 +28,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from . import cube_hif8
 
 #: name -> (stored mantissa bits t, exponent bits, largest finite value, has infinities)
 FLOATS = {
@@ -124,6 +127,8 @@ def out(x, mode: str, q: int = 0, relu: bool = False, ctrl48: bool = True, arch3
     t = 0.0 if relu and neg else v * m1  # exact: 24 x 11 significant bits
     if base in ("REQ8", "QF322B8_PRE"):
         return b8(t, off, sign)
+    if base in ("QF322HIF8_PRE", "QF322HIF8_PRE_HYBRID"):  # HIF8(F32(t)): the encoder's input is a float32
+        return cube_hif8.encode(rnd(t, "F32"), hybrid=base.endswith("HYBRID"), inf_nan=ctrl48)
     name = {"DEQF16": "F16", "QF322F16_PRE": "F16", "QF322BF16_PRE": "BF16", "QS322BF16_PRE": "BF16",
             "QF322F32_PRE": "F32", "QF322FP8_PRE": "E4M3"}[base]
     return encode(t, name, ctrl48, ctrl50)
