@@ -11,6 +11,7 @@ plan cache uses.
 from __future__ import annotations
 
 import numbers
+from collections import namedtuple
 
 import numpy as np
 
@@ -63,6 +64,8 @@ class ParamStruct:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        #: the ``key()`` snapshot with field names (what cached planners read fields from)
+        cls.Key = namedtuple(f"{cls.__name__}Key", [f.name for f in cls.FIELDS])
         cls._index = {}
         for f in cls.FIELDS:
             cls._index[f.name] = f
@@ -88,9 +91,9 @@ class ParamStruct:
                 raise ParamTypeError(f"{name}: field {f.name} given twice")
             given.add(f.name)
             values[f.name] = v
-        object.__setattr__(self, "_values", {})
-        for f in self.FIELDS:
-            setattr(self, f.name, values[f.name])
+        coerce = self._coerce
+        object.__setattr__(self, "_values", {f.name: coerce(f, values[f.name]) for f in self.FIELDS})
+        object.__setattr__(self, "_key", None)
 
     # -- attribute access, as in C++ -------------------------------------------------------------------------
     def __getattr__(self, key):
@@ -117,8 +120,9 @@ class ParamStruct:
             if isinstance(value, numbers.Integral) and as_int(value, name, f.name) in (0, 1):
                 return bool(value)
             raise ParamTypeError(f"{name}: {f.name}={value!r} is not a bool")
-        value = as_int(value, name, f.name, self._type_text(f))
-        lo, hi = _widest(f.ctype, self._product_types(f).values())
+        if type(value) is not int:  # (the type text only for the message: it is not cheap)
+            value = as_int(value, name, f.name, self._type_text(f))
+        lo, hi = self._widest_bounds(f)
         if not lo <= value <= hi:
             raise ParamTypeError(f"{name}: {f.name}={value} does not fit {self._type_text(f)} [{lo}, {hi}]; "
                                  "the device would store it wrapped")
@@ -132,6 +136,15 @@ class ParamStruct:
 
             cache = {g.name: FIELD_TYPES.get((cls.__name__, g.name), {}) for g in cls.FIELDS}
             cls._ptypes = cache
+        return cache[f.name]
+
+    @classmethod
+    def _widest_bounds(cls, f: Field) -> tuple:
+        """``(lo, hi)`` of the field's C++ type, widened over the products' types (cached per class)."""
+        cache = cls.__dict__.get("_wide")
+        if cache is None:
+            cache = cls._wide = {g.name: _widest(g.ctype, cls._product_types(g).values()) for g in cls.FIELDS
+                                 if g.ctype not in ("T", "bool")}
         return cache[f.name]
 
     @classmethod
@@ -170,6 +183,13 @@ class ParamStruct:
             v = key[i]
             if not lo <= v <= hi:
                 raise ParamTypeError(f"{api}: {name}={v} does not fit {c} [{lo}, {hi}] on {product}")
+
+    @classmethod
+    def checked_key(cls, api: str, key: tuple, product):
+        """:meth:`check_key_types`, then the key as a :attr:`Key` (fields by name): validation from the key
+        tuple, without rebuilding (and re-checking) the struct."""
+        cls.check_key_types(api, key, product)
+        return cls.Key._make(key)
 
     def __eq__(self, other):
         return type(other) is type(self) and other.key() == self.key()

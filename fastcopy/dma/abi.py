@@ -66,11 +66,20 @@ def burst_of(meta) -> int:
 
 def loops_of(meta) -> tuple:
     """MAX_LOOPS x (count, src stride, dst stride)."""
-    return tuple(tuple(int(x) for x in meta[LOOPS + 3 * k:LOOPS + 3 * k + 3]) for k in range(MAX_LOOPS))
+    v = meta[LOOPS:RANGE].tolist()  # (one conversion to Python ints, not one per element)
+    return tuple(tuple(v[3 * k:3 * k + 3]) for k in range(MAX_LOOPS))
 
 
 def chunk_of(meta) -> tuple:
-    return tuple(int(x) for x in meta[RANGE:RANGE + 4])
+    return tuple(meta[RANGE:RANGE + 4].tolist())
+
+
+def unpack(meta) -> tuple:
+    """``(burst, loops, chunk, doffs, soffs)`` of a strided kernel's ``meta``, as Python ints (for checks)."""
+    v = meta.tolist()
+    n = v[NOFF]
+    return (v[BURST], tuple(tuple(v[LOOPS + 3 * k:LOOPS + 3 * k + 3]) for k in range(MAX_LOOPS)),
+            tuple(v[RANGE:RANGE + 4]), v[OFFS:OFFS + n], v[OFFS + n:OFFS + 2 * n])
 
 
 def offsets_of(meta) -> tuple:

@@ -339,10 +339,13 @@ def _span_fill(lo: int, hi: int, residue: int) -> tuple:
     return tuple(finalize(k) for k in _split_burst(ks))
 
 
-def _marks(step: Move, dst_residue: int) -> tuple:
+def _marks(step: Move, dst_residue: int, small: bool = True) -> tuple:
     """The destination pattern of a copy as 0x01 fills (folded: only the destination side must be contiguous),
     to mark the plane defined where the copy wrote."""
     fill = Fill(step.dst_offs, step.burst, tuple((lp[0], lp[2]) for lp in step.loops), b"\x01")
+    ks = lower_small(fill, 0, dst_residue) if small else None
+    if ks is not None:
+        return (ks,)
     return tuple(finalize(k) for k in _split_burst(lower(fill, 0, dst_residue, True)))
 
 
@@ -356,14 +359,12 @@ def _narrow_pattern(step, residue: int) -> bool:
 
 def _meta_extent(meta, dst_side: bool):
     """``(lo, hi)`` units one kernel call touches on one side (None if it touches nothing)."""
-    burst = abi.burst_of(meta)
-    o_lo, o_hi, i_lo, i_hi = abi.chunk_of(meta)
-    loops = abi.loops_of(meta)
+    burst, loops, (o_lo, o_hi, i_lo, i_hi), doffs, soffs = abi.unpack(meta)
     if burst <= 0 or o_hi <= o_lo or i_hi <= i_lo or min(lp[0] for lp in loops[1:]) <= 0:
         return None
     col = 2 if dst_side else 1
-    offs = abi.offsets_of(meta)[0 if dst_side else 1][o_lo:o_hi]
-    lo, hi = int(offs.min()), int(offs.max())
+    offs = (doffs if dst_side else soffs)[o_lo:o_hi]
+    lo, hi = min(offs), max(offs)
     s0 = loops[0][col]
     lo += min(i_lo * s0, (i_hi - 1) * s0)
     hi += max(i_lo * s0, (i_hi - 1) * s0)
@@ -385,6 +386,122 @@ def _check_lowered(api: str, ks, span, residue: int, dst_side: bool) -> None:
                                    "nothing was written (please report this call)")
 
 
+_REPLICATED = {}
+
+
+def _replicated(pattern: bytes, w: int) -> np.uint64:
+    """:func:`_replicate`, cached (fill patterns are few)."""
+    value = _REPLICATED.get((pattern, w))
+    if value is None:
+        if len(_REPLICATED) > 4096:
+            _REPLICATED.clear()
+        value = _REPLICATED[(pattern, w)] = _replicate(pattern, w)
+    return value
+
+
+def lower_small(step, src_residue: int, dst_residue: int):
+    """The finalized kernel step of a small Move or Fill (below the layout-kernel and thread thresholds, no
+    tiling, at most MAX_LOOPS loops after folding), built in one pass: exactly what :func:`lower_all` +
+    :func:`finalize` make of it (a test holds them equal), at a fraction of the cost of the general path that
+    new plans of small calls would otherwise pay. None for any other step (the general path takes it)."""
+    kind = type(step)
+    if kind is Move:
+        burst, loops = optimise_loops(step.burst, step.loops, 2, 1)
+        if len(loops) > MAX_LOOPS or (len(loops) >= 2 and loops[-1][0] > config.TILE
+                                      and abs(loops[-1][1]) >= config.TILE_STRIDE):
+            return None
+    elif kind is Fill:
+        burst, loops = optimise_loops(step.burst, step.loops, 1, None)
+        if len(loops) > MAX_LOOPS:
+            return None
+    else:
+        return None
+    n_off = len(step.dst_offs)
+    nbytes = n_off * burst
+    for lp in loops:
+        nbytes *= lp[0]
+    if nbytes >= config.LAYOUT_BYTES or nbytes >= config.PARALLEL_BYTES:
+        return None
+    g = burst
+    for lp in loops:
+        for v in lp[1:]:
+            g = gcd(g, v)
+    for o in step.dst_offs:
+        g = gcd(g, dst_residue + o)
+    if kind is Move:
+        for o in step.src_offs:
+            g = gcd(g, src_residue + o)
+    w = 8 if g % 8 == 0 else 4 if g % 4 == 0 else 2 if g % 2 == 0 else 1
+    doffs = _units(step.dst_offs, dst_residue, w)
+    if kind is Move:
+        lu = abi.NO_LOOPS[len(loops):] + tuple((lp[0], lp[1] // w, lp[2] // w) for lp in loops)
+        soffs = _units(step.src_offs, src_residue, w)
+        chunk = (0, n_off, 0, lu[0][0])
+        return KStep("copy", w, doffs, soffs, burst // w, lu, np.uint64(0), True,
+                     Move(step.src_offs, step.dst_offs, burst, loops), (chunk,), (),
+                     (abi.pack(burst // w, lu, chunk, doffs, soffs),))
+    pattern = step.pattern
+    if pattern is not None and w < len(pattern) and len(set(pattern)) > 1:
+        return None  # (make_plan sends such a plan to the exact path before lowering)
+    lu = abi.NO_LOOPS[len(loops):] + tuple((lp[0], 0, lp[1] // w) for lp in loops)
+    chunk = (0, n_off, 0, lu[0][0])
+    return KStep("fill", w, doffs, (), burst // w, lu, _replicated(pattern, w) if pattern is not None else
+                 np.uint64(0), pattern is not None, step._replace(burst=burst, loops=loops), (chunk,), (),
+                 (abi.pack(burst // w, lu, chunk, doffs, ()),))
+
+
+def _check_small(api: str, ks, span, residue: int, dst_side: bool) -> None:
+    """:func:`_check_lowered` for a step of :func:`lower_small` (one chunk covering the whole step), from the
+    step's own fields, which :func:`abi.pack` copies into its ``meta`` verbatim."""
+    col = 2 if dst_side else 1
+    offs = ks.doffs if dst_side else ks.soffs
+    if not offs:
+        return  # touches nothing
+    lo, hi = min(offs), max(offs)
+    for lp in ks.loops:
+        c = lp[0]
+        if c <= 0:
+            return  # touches nothing
+        if c > 1:
+            d = (c - 1) * lp[col]
+            if d > 0:
+                hi += d
+            else:
+                lo += d
+    if ks.burst <= 0:
+        return
+    w, r = ks.w, residue % ks.w
+    if lo * w - r < span[0] or (hi + ks.burst) * w - r > span[1]:
+        raise OutOfBoundsError(f"{api}: internal error: a lowered {ks.kind} step touches bytes "
+                               f"[{lo * w - r}, {(hi + ks.burst) * w - r}) outside the planned span {span}; "
+                               "nothing was written (please report this call)")
+
+
+def _single_burst(api: str, steps, src, dst, warnings):
+    """The plan of one Move that folds to one contiguous burst on both sides (a count, a DataCopyParams whose
+    bursts touch, a one-row pad...), built directly: the same Plan the general lowering makes (a test holds
+    them equal), without its generality. None when the step is not such a burst (or is large enough for the
+    layout kernels or the threads)."""
+    step = steps[0]
+    burst, loops = optimise_loops(step.burst, step.loops, 2, 1)
+    if loops or burst >= config.LAYOUT_BYTES or burst >= config.PARALLEL_BYTES or burst <= 0:
+        return None
+    s0, d0 = step.src_offs[0], step.dst_offs[0]
+    read, write = (s0, s0 + burst), (d0, d0 + burst)
+    check_span(api, "read", read, src.nbytes, "source")
+    check_span(api, "write", write, dst.nbytes, "destination")
+    src_res, dst_res = src.host_mod + s0, dst.host_mod + d0
+    w = _width((burst, src_res, dst_res))
+    doffs, soffs = _units((d0,), dst.host_mod, w), _units((s0,), src.host_mod, w)
+    meta = abi.pack(burst // w, abi.NO_LOOPS, (0, 1, 0, 1), doffs, soffs)
+    ks = KStep("copy", w, doffs, soffs, burst // w, abi.NO_LOOPS, np.uint64(0), True,
+               step._replace(burst=burst, loops=()), ((0, 1, 0, 1),), (), (meta,))
+    _check_small(api, ks, write, dst.host_mod, True)
+    _check_small(api, ks, read, src.host_mod, False)
+    fast = None if warnings else (w, meta, write)
+    return Plan(api, steps, (ks,), read, write, tuple(warnings), False, burst, True, (), fast, ())
+
+
 def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False, effects=()) -> Plan:
     """Check every span against the tensors and lower the steps. ``src``/``dst`` are
     :class:`fastcopy.memory.TensorSig` (``src`` may be None for fill-only plans); ``exact``: the writes may
@@ -392,6 +509,17 @@ def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False, effec
     steps = tuple(steps)
     if not steps:
         return Plan(api, (), (), None, None, tuple(warnings), False, 0, effects=tuple(effects))
+    if len(steps) == 1 and not exact and not effects and type(steps[0]) is Move and len(steps[0].dst_offs) == 1:
+        plan = _single_burst(api, steps, src, dst, warnings)
+        if plan is not None:
+            return plan
+    return general_plan(api, steps, src, dst, warnings, exact, effects)
+
+
+def general_plan(api: str, steps: tuple, src, dst, warnings=(), exact: bool = False, effects=(),
+                 small: bool = True) -> Plan:
+    """:func:`make_plan` without the single-burst builder; ``small=False``: without :func:`lower_small`
+    either (the reference the tests hold the direct builders to)."""
     spans = [step_spans(s) for s in steps]
     read = hull(r for r, _ in spans)
     write = hull(w for _, w in spans)
@@ -401,7 +529,18 @@ def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False, effec
     src_res = src.host_mod if src is not None else 0
     if not exact and any(_narrow_pattern(s, dst.host_mod) for s in steps):
         exact = True  # a multi-byte fill pattern on bytes no view of its width can address: the exact path
-    ksteps = () if exact else tuple(finalize(k) for s in steps for k in lower_all(s, src_res, dst.host_mod, True))
+    ksteps = ()
+    by_small = set()  # ids of the kernel steps lower_small built (checked from their fields)
+    if not exact:
+        out = []
+        for s in steps:
+            k = lower_small(s, src_res, dst.host_mod) if small else None
+            if k is not None:
+                by_small.add(id(k))
+                out.append(k)
+            else:
+                out.extend(finalize(k) for k in lower_all(s, src_res, dst.host_mod, True))
+        ksteps = tuple(out)
     nbytes = sum(written(s) for s in steps)
     dense = (not exact and nbytes == write[1] - write[0]
              and all(isinstance(s, Move) or (isinstance(s, Fill) and s.pattern is not None) for s in steps))
@@ -412,18 +551,23 @@ def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False, effec
         for ks in ksteps:
             if ks.kind in ("copy",) + LAYOUT_KINDS and id(ks.step) not in seen:
                 seen.add(id(ks.step))
-                ks = ks._replace(mark=_marks(ks.step, dst.host_mod))
+                was_small = id(ks) in by_small
+                ks = ks._replace(mark=_marks(ks.step, dst.host_mod, small))
+                if was_small:
+                    by_small.add(id(ks))
             marked.append(ks)
         ksteps = tuple(marked)
     if dense and write[1] - write[0] >= config.PARALLEL_BYTES:  # smaller spans are set with numpy by the executor
         span_mark = _span_fill(write[0], write[1], dst.host_mod)
     for ks in ksteps:  # (the strided kernels' steps; the layout kernels pack their own arguments)
+        check = _check_small if id(ks) in by_small else _check_lowered
         if ks.kind in ("copy", "fill"):
-            _check_lowered(api, ks, write, dst.host_mod, True)
+            check(api, ks, write, dst.host_mod, True)
         if ks.kind == "copy":
-            _check_lowered(api, ks, read, src_res, False)
+            check(api, ks, read, src_res, False)
         for mk in ks.mark:
-            _check_lowered(api, mk, write, dst.host_mod, True)
+            (_check_small if len(mk.chunks) == 1 and mk.chunks[0][1] == len(mk.doffs) and mk.chunks[0][2] == 0
+             and mk.chunks[0][3] == mk.loops[0][0] else _check_lowered)(api, mk, write, dst.host_mod, True)
     for mk in span_mark:
         _check_lowered(api, mk, write, dst.host_mod, True)
     fast = None

@@ -87,8 +87,7 @@ def _check_310p_scratch(pipe) -> None:
 def _plan_nd2nz(pkey, src, dst, product, small_c0, loop):
     call = Call(ND2NZ_API, product, src, dst)
     api = call.api
-    p = Nd2NzParams(*pkey)
-    p.check_types(api, product)
+    p = Nd2NzParams.checked_key(api, pkey, product)
     check_operands(call, ND2NZ_PATHS, "Nd2Nz")
     nd, n, d = p.ndNum, p.nValue, p.dValue
     es = src.itemsize
@@ -330,8 +329,7 @@ def plan_nz2nd(dst, src, params):
 def _plan_nz2nd(pkey, src, dst, product, looped):
     call = Call(NZ2ND_API, product, src, dst)
     api = call.api
-    p = Nz2NdParamsFull(*pkey)
-    p.check_types(api, product)
+    p = Nz2NdParamsFull.checked_key(api, pkey, product)
     check_operands(call, NZ2ND_PATHS, "Nz2Nd")
     nd, n, d = p.ndNum, p.nValue, p.dValue
     if nd == 0:

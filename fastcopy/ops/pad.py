@@ -114,7 +114,7 @@ def check_copy(call: Call, kind: str, key: tuple, mode: PaddingMode, gm_src: boo
     """Validate the copy params of a GM <-> local call (semantics.md §2.1, §2.2, §4.7, §8.1); None means a no-op."""
     product, es = call.product, call.src.itemsize
     struct = DataCopyExtParams if kind == "DataCopyExtParams" else DataCopyParams
-    struct(*key[:len(struct.FIELDS)]).check_types(call.api, product)
+    struct.check_key_types(call.api, key[:len(struct.FIELDS)], product)
     check_operands(call, DATACOPYPAD_PATHS, "DataCopyPad")
     if mode is PaddingMode.Compact and product not in PAD_350_ENGINE:
         raise UnsupportedError(f"{API}: mode=PaddingMode.Compact exists only on Atlas 350, not on {product}")

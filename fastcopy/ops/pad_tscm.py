@@ -79,8 +79,7 @@ def _layout(kind, key, nkey, src, dst, product, looped):
                                f"DataCopyPad path) on {product}")
     burst = check_copy(call, kind, key, PaddingMode.Normal, gm_src=False)
     nd_api = f"{API}(Nd2NzParams)"
-    nd = Nd2NzParams(*nkey)
-    nd.check_types(nd_api, product)
+    nd = Nd2NzParams.checked_key(nd_api, nkey, product)
     if burst is None:
         field = "blockCount" if key[0] == 0 else "blockLen"
         check_range(call.api, field, 0, 1, 4095 if field == "blockCount" else 2097151, "(UB -> TSCM rejects 0)",
