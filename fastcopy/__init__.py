@@ -40,8 +40,8 @@ from .cube.img2col import img2col
 from .cube.registers import (FmatrixMode, IsResetLoad3dConfig, SetFmatrix, SetLoadDataBoundary,
                              SetLoadDataPaddingValue, SetLoadDataRepeat, SetLoadDataRepeatWithStride)
 from .cube.params import (Dn2NzParams, LoadData2dParams, LoadData2DParams, LoadData2DParamsV2,
-                          LoadData2dTransposeParams, LoadData2dTransposeParamsV2, LoadData3DParamsV2,
-                          LoadData3DParamsV2Pro, LoadDataRepeatParam, LoadDataRepeatParamWithStride)
+                          LoadData2dTransposeParams, LoadData2dTransposeParamsV2, LoadData3DParamsV1,
+                          LoadData3DParamsV2, LoadData3DParamsV2Pro, LoadDataRepeatParam, LoadDataRepeatParamWithStride)
 from .slicing import slice_infos
 
 _apidoc.complete(DataCopy, "DataCopy", "DataCopy(Nd2NzParams)", "DataCopy(Nz2NdParamsFull)", "DataCopy(SliceInfo)",
@@ -61,7 +61,7 @@ __all__ = [
     "Nz2NdParamsFull", "SliceInfo", "LoopModeParams", "PaddingMode", "DataCopyMVType",
     "GlobalTensor", "LocalTensor", "TPipe", "TPosition",
     "LoadData", "LoadDataWithTranspose", "LoadData2DParams", "LoadData2dParams", "LoadData2DParamsV2",
-    "LoadData2dTransposeParams", "LoadData2dTransposeParamsV2", "Dn2NzParams", "LoadData3DParamsV2",
+    "LoadData2dTransposeParams", "LoadData2dTransposeParamsV2", "Dn2NzParams", "LoadData3DParamsV1", "LoadData3DParamsV2",
     "LoadData3DParamsV2Pro", "LoadDataRepeatParam", "LoadDataRepeatParamWithStride", "LoadDataWithStride",
     "SetFmatrix", "SetLoadDataPaddingValue", "SetLoadDataBoundary", "SetLoadDataRepeat",
     "SetLoadDataRepeatWithStride", "FmatrixMode", "IsResetLoad3dConfig",

@@ -18,10 +18,11 @@ from .cube import dn2nz as _dn2nz
 from .cube import enhanced as _enhanced
 from .cube import fixpipe as _fixpipe
 from .cube import img2col as _img2col
+from .cube import load3d_v1 as _load3d_v1
 from .cube import loaddata as _loaddata
 from .cube.outparams import DataCopyCO12DstParams
 from .cube.params import (Dn2NzParams, LoadData2dTransposeParams, LoadData2dTransposeParamsV2, LoadData2DParams,
-                          LoadData2DParamsV2, LoadData3DParamsV2, LoadData3DParamsV2Pro)
+                          LoadData2DParamsV2, LoadData3DParamsV1, LoadData3DParamsV2, LoadData3DParamsV2Pro)
 from .cube.registers import IsResetLoad3dConfig
 from .ops import datacopy as _datacopy
 from .ops import loopmode as _loopmode
@@ -42,7 +43,8 @@ _PAD_PARAMS = (DataCopyPadExtParams, DataCopyPadParams)
 _COPY_PARAMS = (DataCopyExtParams, DataCopyParams)
 _FORMS = "count, " + ", ".join(k.__name__ for k in DATACOPY_FORMS) + ", slice (SliceInfo lists)"
 #: the params classes LoadData takes as third argument (2D, 2D V2, then the img2col forms)
-LOADDATA_FORMS = (LoadData2DParams, LoadData2DParamsV2, LoadData3DParamsV2, LoadData3DParamsV2Pro)
+LOADDATA_FORMS = (LoadData2DParams, LoadData2DParamsV2, LoadData3DParamsV2, LoadData3DParamsV2Pro,
+                  LoadData3DParamsV1)
 
 
 #: prepared calls kept per destination tensor (a cache; see _prepared)
@@ -154,8 +156,9 @@ def LoadData(dst, src, params, **kwargs) -> None:  # noqa: N802
     with ``ifTranspose`` (2-byte types, L1 -> L0). ``LoadData2DParamsV2`` (Atlas 350): an ``mStep x kStep``
     fractal region of an Nz source, Nz out (or the Nz image of its transpose). ``LoadData3DParamsV2`` /
     ``LoadData3DParamsV2Pro``: img2col from the feature map in L1 through the FMATRIX / PADDING / repeat
-    registers (``config=IsResetLoad3dConfig(...)``: which registers the call writes first). Full description:
-    docs/cube-in.md.
+    registers (``config=IsResetLoad3dConfig(...)``: which registers the call writes first);
+    ``LoadData3DParamsV1`` (Atlas training / inference AI Core, experimental): the older img2col form.
+    Full description: docs/cube-in.md.
 
     A repeat of a call (same tensors and parameters, no register of the core written since) skips planning.
     """
@@ -172,12 +175,15 @@ def LoadData(dst, src, params, **kwargs) -> None:  # noqa: N802
             plan = _loaddata.plan_load2d(dst, src, params)
         else:
             plan = _loaddata.plan_load2dv2(dst, src, params)
-    elif kind is LoadData3DParamsV2 or kind is LoadData3DParamsV2Pro:
+    elif kind is LoadData3DParamsV2 or kind is LoadData3DParamsV2Pro or kind is LoadData3DParamsV1:
         config = kwargs.pop("config", None)
         if kwargs:
             raise UnsupportedError(f"LoadData({kind.__name__}): unknown keyword arguments {', '.join(kwargs)}; "
                                    "takes config=IsResetLoad3dConfig(...)")
-        _load3d(dst, src, params, config, False)
+        if kind is LoadData3DParamsV1:  # experimental, warns on every call: never on the prepared cache
+            execute(_load3d_v1.plan_load3d_v1(dst, src, params, config=config), dst, src)
+        else:
+            _load3d(dst, src, params, config, False)
         return
     else:
         forms = ", ".join(k.__name__ for k in LOADDATA_FORMS)

@@ -280,6 +280,11 @@ LOAD3D_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
     **_for(_A2A3 + (P.ATLAS_200I_500_A2,), {(_L1, _L0A): _3D_A2_L0A, (_L1, _L0B): _3D_A2_L0B}),
     P.ATLAS_350: {(_L1, _L0A): _3D_350, (_L1, _L0B): _3D_350},
 }
+#: LoadData(LoadData3DParamsV1) (img2col V1, experimental): Atlas training series and inference AI Core.
+LOAD3D_V1_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
+    p: {(_L1, _L0A): _dts("int8_t", "uint8_t", "half"), (_L1, _L0B): _dts("int8_t", "uint8_t", "half")}
+    for p in (P.ATLAS_TRAINING, P.ATLAS_INFERENCE_AICORE)
+}
 #: LoadDataWithStride(LoadData3DParamsV2), Atlas 350 only.
 LOAD3D_STRIDE_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {P.ATLAS_350: LOAD3D_PATHS[P.ATLAS_350]}
 #: 2D LoadData on GM -> L1 honours addrMode (decrement) on these products only (docs/cube-in.md, "LoadData 2D").

@@ -329,3 +329,139 @@ def test_load_data_boundary_wraps_reads_to_the_l1_start():
     got, got_def = tensor_bytes(dst)
     assert np.array_equal(got, want) and np.array_equal(got_def, want_def)
     assert dst.numpy()[0] == 0  # X row 64 = pixel 64 = L1 byte 2048 -> byte 0
+
+
+# ------------------------------------------------------------------------------------------------ img2col V1
+def PV1(**kw):
+    base = dict(padList=(0, 0, 0, 0), l1H=4, l1W=4, c1Index=0, fetchFilterW=0, fetchFilterH=0, leftTopW=0,
+                leftTopH=0, strideW=1, strideH=1, filterW=1, filterH=1, dilationFilterW=1, dilationFilterH=1,
+                jumpStride=1, repeatMode=0, repeatTime=1, cSize=0, padValue=0)
+    base.update(kw)
+    return fc.LoadData3DParamsV1(**base)
+
+
+V1API = "LoadData(LoadData3DParamsV1)"
+ERRORS_V1 = [
+    # (id, product, dst position, dtype, call, error, message fragments)
+    ("product", A2, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1()), UnsupportedError,
+     [V1API, "path A1->A2 (L1->L0A) is not supported on Atlas A2"]),
+    ("dtype", P910, "A2", "float", lambda d, s: fc.LoadData(d, s, PV1()), UnsupportedError,
+     [V1API, "dtype float", "Atlas training series", "supported:"]),
+    ("ub", P910, "VECIN", "half", lambda d, s: fc.LoadData(d, s, PV1()), UnsupportedError,
+     [V1API, "L1 -> UB form", "not emulated", "Atlas training series"]),
+    ("csize", P310P, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(cSize=1)), UnsupportedError,
+     [V1API, "cSize=1", "not emulated", "Atlas inference series AI Core"]),
+    ("jumpstride", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(jumpStride=0)), RangeError,
+     [V1API, "jumpStride=0 is outside [1, 127] fractals", "Atlas training series"]),
+    ("jumpstride-high", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(jumpStride=128)), RangeError,
+     [V1API, "jumpStride=128 is outside [1, 127] fractals", "Atlas training series"]),
+    ("repeatmode", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(repeatMode=2)), RangeError,
+     [V1API, "repeatMode=2 is outside [0, 1]", "Atlas training series"]),
+    ("c1index", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(c1Index=4096)), RangeError,
+     [V1API, "c1Index=4096 is outside [0, 4095] C0 channel blocks", "Atlas training series"]),
+    ("lefttop", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(leftTopW=-256)), RangeError,
+     [V1API, "leftTopW=-256 is outside [-255, 32767] pixels", "Atlas training series"]),
+    ("fetchfilter-range", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(fetchFilterH=255, filterH=255)),
+     RangeError, [V1API, "fetchFilterH=255 is outside [0, 254] taps", "Atlas training series"]),
+    ("fetchfilter-tap", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(fetchFilterW=2, filterW=2)),
+     RangeError, [V1API, "fetchFilterW=2 is outside [0, filterW-1 = 1] taps", "Atlas training series"]),
+    ("stride0", P310P, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(strideH=0)), RangeError,
+     [V1API, "strideH=0 is outside [1, 63] pixels", "Atlas inference series AI Core"]),
+    ("filter0", P310P, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(filterW=0)), RangeError,
+     [V1API, "filterW=0 is outside [1, 255] taps", "Atlas inference series AI Core"]),
+    ("dilation0", P310P, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(dilationFilterW=0)), RangeError,
+     [V1API, "dilationFilterW=0 is outside [1, 255] pixels", "Atlas inference series AI Core"]),
+    ("filter-too-big", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(filterW=6)), RangeError,
+     [V1API, "does not fit the padded 4 x 4 feature map", "Atlas training series"]),
+    ("fmatrix-unset", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(), config=NOCFG), ParamError,
+     [V1API, "FMATRIX register is read before it was written", "Atlas training series"]),
+    ("padding-unset", P910, "A2", "half", lambda d, s: (fc.SetFmatrix(4, 4, (1, 0, 0, 0), pipe=d.pipe),
+                                                         fc.LoadData(d, s, PV1(leftTopW=-1), config=NOCFG)),
+     ParamError, [V1API, "PADDING register is read", "Atlas training series"]),
+    ("footprint", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(c1Index=1, l1H=8, l1W=8)),
+     OutOfBoundsError, [V1API, "read span", "source"]),
+    ("dst-footprint", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(repeatTime=2, jumpStride=2, repeatMode=1)),
+     OutOfBoundsError, [V1API, "write span", "destination"]),
+    ("pad-value-type", P910, "A2", "int8", lambda d, s: fc.LoadData(d, s, PV1(padValue=-129)), ParamTypeError,
+     [V1API, "padValue=-129", "int8_t", "Atlas training series"]),
+    ("padlist", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(padList=(0, 256, 0, 0))), RangeError,
+     [V1API, "padList right=256 is outside [0, 255]", "Atlas training series"]),
+    ("boundary-wraps-before-src", P310P, "A2", "half",
+     lambda d, s: (fc.SetLoadDataBoundary(1024, pipe=d.pipe), fc.LoadData(d[0], s[16384], PV1(l1H=1, l1W=16))),
+     OutOfBoundsError, [V1API, "SetLoadDataBoundary(32768)", "Atlas inference series AI Core"]),
+]
+
+
+@pytest.mark.parametrize("case", ERRORS_V1, ids=[c[0] for c in ERRORS_V1])
+def test_error_3d_v1(case):
+    _, product, dpos, dtype, call, exc, parts = case
+    pipe, src, dst = setup(product, "A1", dpos, dtype, n_src=24576 if "boundary" in case[0] else 256, n_dst=256)
+    state = dict(pipe.state)
+    expect_error(call, dst, src, exc, parts)
+    if "SetFmatrix" not in str(case[4].__code__.co_names) and "SetLoadDataBoundary" not in case[4].__code__.co_names:
+        assert {k: v for k, v in pipe.state.items() if state.get(k) != v} == {}  # a refused load writes no register
+
+
+def test_v1_ctype_overflow_at_construction():
+    with pytest.raises(ParamTypeError, match=re.escape("LoadData3DParamsV1: leftTopH=-32769 does not fit int16_t")):
+        PV1(leftTopH=-32769)
+
+
+WARNINGS_V1 = [
+    ("experimental", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1()),
+     [V1API, "is experimental", "check it on hardware", "Atlas training series"]),
+    ("experimental-noop", P310P, "B2", "int8", lambda d, s: fc.LoadData(d, s, PV1(repeatTime=0)),
+     [V1API, "is experimental", "Atlas inference series AI Core"]),
+    ("rows-beyond", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(l1H=2, l1W=4)),
+     [V1API, "windows run past the bottom of the padded 2 x 4 map", "Atlas training series"]),
+]
+
+
+@pytest.mark.parametrize("case", WARNINGS_V1, ids=[c[0] for c in WARNINGS_V1])
+def test_warning_3d_v1(case):
+    _, product, dpos, dtype, call, parts = case
+    _, src, dst = setup(product, "A1" if dpos == "A2" else "B1", dpos, dtype, n_src=256, n_dst=256)
+    expect_warning(call, dst, src, parts)
+
+
+def test_v1_warns_on_every_call():
+    _, src, dst = setup(P910, "A1", "A2", "half", n_src=256, n_dst=256)
+    for _ in range(3):
+        with pytest.warns(fc.FastCopyWarning, match="is experimental"):
+            fc.LoadData(dst, src, PV1())
+
+
+def test_v1_registers_written_by_the_call_and_read_later():
+    from fastcopy.cube.registers import FMATRIX_L, PADDING
+
+    pipe, src, dst = setup(P310P, "A1", "A2", "half", n_src=256, n_dst=256)
+    with pytest.warns(fc.FastCopyWarning):
+        fc.LoadData(dst, src, PV1(padList=(1, 0, 0, 0), padValue=np.float16(-3), repeatTime=0))  # sets registers
+        assert pipe.state[FMATRIX_L] == (4, 4, (1, 0, 0, 0))
+        assert pipe.state[PADDING] == int(np.float16(-3).view(np.uint16))
+        fc.LoadData(dst, src, PV1(l1H=9, leftTopW=-1, padValue=np.float16(0)), config=NOCFG)
+    assert dst.numpy()[0] == -3 and dst.numpy()[16] == src.numpy()[0]  # row 0 is the pad column, row 1 pixel 0
+    fc.SetFmatrix(2, 8, (0, 0, 0, 0), pipe=pipe)
+    fc.SetLoadDataPaddingValue(np.float16(5), pipe=pipe)
+    with pytest.warns(fc.FastCopyWarning):
+        fc.LoadData(dst, src, PV1(leftTopH=-1), config=NOCFG)  # row -1 of the 2 x 8 map: padding from the register
+    assert (dst.numpy()[:8 * 16] == 5).all() and dst.numpy()[8 * 16] == src.numpy()[0]
+
+
+def test_v1_boundary_counts_32_byte_units():
+    from fastcopy.reference import img2col as iref
+
+    pipe, src, dst = setup(P310P, "A1", "A2", "half", n_src=20480, n_dst=256)  # src at L1 byte 0, 40960 bytes
+    fc.SetLoadDataBoundary(1024, pipe=pipe)  # 1024 x 32 = 32768 bytes
+    p = PV1(l1H=8, l1W=16, c1Index=8)  # channel block 8 starts at L1 byte 32768 -> wraps to 0
+    want, want_def = tensor_bytes(dst)
+    s, s_def = tensor_bytes(src)
+    with pytest.warns(fc.FastCopyWarning):
+        fc.LoadData(dst, src, p)
+    iref.load3d_v1(want, want_def, s, s_def, es=2, H=8, W=16, pads=(0, 0, 0, 0), c1Index=8, fetchFilterW=0,
+                   fetchFilterH=0, leftTopW=0, leftTopH=0, strideW=1, strideH=1, filterW=1, filterH=1,
+                   dilationFilterW=1, dilationFilterH=1, jumpStride=1, repeatMode=0, repeatTime=1, pad_bytes=b"",
+                   boundary=32768, src_l1=0, poison=pipe.poison)
+    got, got_def = tensor_bytes(dst)
+    assert np.array_equal(got, want) and np.array_equal(got_def, want_def)
+    assert np.array_equal(dst.numpy()[:256].view(np.uint16), src.numpy()[:256].view(np.uint16))

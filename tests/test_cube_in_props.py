@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import fastcopy as fc
 from fastcopy.dtypes import ASCEND_DTYPES
-from fastcopy.products import (DN2NZ_PATHS, LOAD2D_ADDR_MODE, LOAD3D_PATHS, LOAD2D_PATHS, LOAD2D_TRANSPOSE_PATHS, LOAD2D_TRANSPOSE_V2_PATHS,
+from fastcopy.products import (DN2NZ_PATHS, LOAD2D_ADDR_MODE, LOAD3D_PATHS, LOAD3D_V1_PATHS, LOAD2D_PATHS, LOAD2D_TRANSPOSE_PATHS, LOAD2D_TRANSPOSE_V2_PATHS,
                                LOAD2DV2_PATHS, Phys, Product, TPosition)
 from fastcopy.reference import loaddata as ref
 
@@ -269,3 +269,43 @@ def test_load3d_matches_reference(cell, data):
                     pad_bytes=pad_bytes, poison=poison)
 
     run_both(product, path, dt, src_bytes, dst_bytes, call, oracle, data.draw(st.integers(0, 2**16)))
+
+
+@SETTINGS
+@pytest.mark.parametrize("cell", cells(LOAD3D_V1_PATHS), ids=cell_id)
+@given(st.data())
+def test_load3d_v1_matches_reference(cell, data):
+    from fastcopy.reference import img2col as iref
+
+    product, path, dt = cell[0], cell[1], data.draw(st.sampled_from(cell[2]))
+    es = dt.itemsize
+    c0 = 32 // es
+    H, W = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 7))
+    pads = tuple(data.draw(st.integers(0, 2)) for _ in range(4))
+    kh, kw = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+    sh, sw, dh, dw = (data.draw(st.integers(1, 2)) for _ in range(4))
+    if H + pads[2] + pads[3] < (kh - 1) * dh + 1 or W + pads[0] + pads[1] < (kw - 1) * dw + 1:
+        kh = kw = dh = dw = 1
+    C1 = data.draw(st.integers(1, 2))
+    mode, R = data.draw(st.integers(0, 1)), data.draw(st.integers(0, 4))
+    c1i = data.draw(st.integers(0, C1 - 1))
+    fh, fw = data.draw(st.integers(0, kh - 1)), data.draw(st.integers(0, kw - 1))
+    if mode == 0 and R and (c1i * kh + fh) * kw + fw + R > C1 * kh * kw:  # taps past the map's channel blocks
+        c1i = fh = fw = 0
+        R = min(R, C1 * kh * kw)
+    top, left = data.draw(st.integers(-pads[2], H - 1)), data.draw(st.integers(-pads[0], W - 1))
+    jump = data.draw(st.integers(1, 3))
+    pad_value = dt.type(data.draw(st.integers(0, 100)))
+    p = fc.LoadData3DParamsV1(pads, H, W, c1i, fw, fh, left, top, sw, sh, kw, kh, dw, dh, jump, mode, R, 0,
+                              pad_value)
+    src_bytes = C1 * H * W * c0 * es
+    dst_bytes = ((R - 1) * jump + 1) * F if R else F
+
+    def oracle(d, d_def, s, s_def, poison):
+        iref.load3d_v1(d, d_def, s, s_def, es=es, H=H, W=W, pads=pads, c1Index=c1i, fetchFilterW=fw,
+                       fetchFilterH=fh, leftTopW=left, leftTopH=top, strideW=sw, strideH=sh, filterW=kw, filterH=kh,
+                       dilationFilterW=dw, dilationFilterH=dh, jumpStride=jump, repeatMode=mode, repeatTime=R,
+                       pad_bytes=pad_value.tobytes(), poison=poison)
+
+    run_both(product, path, dt, src_bytes, dst_bytes, lambda d, s: fc.LoadData(d, s, p), oracle,
+             data.draw(st.integers(0, 2**16)))

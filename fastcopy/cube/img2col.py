@@ -82,22 +82,8 @@ def plan_load3d(dst, src, params, config=None, with_stride=False):
         raise UnsupportedError(f"{api}: takes LoadData3DParamsV2" + ("" if with_stride else " or V2Pro"))
     pipe = core_of(api, dst, src)
     product = pipe.product
-    config = IsResetLoad3dConfig() if config is None else config
-    if not isinstance(config, IsResetLoad3dConfig):
-        raise UnsupportedError(f"{api}: config= takes IsResetLoad3dConfig, got {type(config).__name__}")
     state = pipe.state
-    new = {}
-    pre_warns = []
-    if not pro:
-        params.check_types(api, product)
-        if config.isSetFMatrix:
-            new[FMATRIX_L] = fmatrix_value(api, params.l1H, params.l1W, params.padList, product, lo=0)
-        else:
-            check_pad_list(api, params.padList, product)
-        if config.isSetPadding:
-            reg, pre_warns = padding_register(api, params.padValue, src.dtype, product, "padValue") \
-                if src.dtype.itemsize <= 4 else (0, [])
-            new[PADDING] = reg
+    new, pre_warns = ({}, []) if pro else struct_registers(api, params, config, src, product)
     regs = {**{k: state.get(k) for k in (FMATRIX_L, PADDING, L3D_RPT, L1_3D_SIZE)}, **new}
     boundary = regs[L1_3D_SIZE] or 0
     plan = _plan(type(params), params.key(), src._sig, dst._sig, product, regs[FMATRIX_L],
@@ -108,6 +94,46 @@ def plan_load3d(dst, src, params, config=None, with_stride=False):
         rpt = regs[L3D_RPT]
         state[L3D_RPT] = rpt[:3] + (plan_dst_stride(params, rpt),)
     return plan
+
+
+def struct_registers(api: str, params, config, src, product) -> tuple:
+    """``({register: value}, warnings)``: the registers a 3D load with ``l1H/l1W/padList/padValue`` fields writes
+    before loading (``IsResetLoad3dConfig``: ``isSetFMatrix`` -> FMATRIX_L, ``isSetPadding`` -> PADDING)."""
+    config = IsResetLoad3dConfig() if config is None else config
+    if not isinstance(config, IsResetLoad3dConfig):
+        raise UnsupportedError(f"{api}: config= takes IsResetLoad3dConfig, got {type(config).__name__}")
+    params.check_types(api, product)
+    new, warns = {}, []
+    if config.isSetFMatrix:
+        new[FMATRIX_L] = fmatrix_value(api, params.l1H, params.l1W, params.padList, product, lo=0)
+    else:
+        check_pad_list(api, params.padList, product)
+    if config.isSetPadding:
+        reg, warns = padding_register(api, params.padValue, src.dtype, product, "padValue") \
+            if src.dtype.itemsize <= 4 else (0, [])
+        new[PADDING] = reg
+    return new, warns
+
+
+def resolve_reads(api: str, srcb: np.ndarray, boundary: int, src_l1: int, padding, dtype, product) -> tuple:
+    """``(source byte offsets, pad element bytes or None, warnings)`` of a 3D load's reads (``-1`` = padding):
+    reads at or past the L1 ``boundary`` (bytes, 0 = none) wrap to the L1 start; padded positions need the
+    PADDING register."""
+    if boundary:
+        absb = np.where(srcb >= 0, srcb + src_l1, -1)
+        absb = np.where(absb >= boundary, absb - boundary, absb)
+        srcb = np.where(srcb >= 0, absb - src_l1, -1)
+        if (srcb < -1).any():
+            raise OutOfBoundsError(f"{api}: with SetLoadDataBoundary({boundary}) some reads wrap to L1 bytes before "
+                                   f"the source tensor (which starts at L1 byte {src_l1}) on {product}")
+    if not (srcb < 0).any():
+        return srcb, None, []
+    if padding is None:
+        raise ParamError(f"{api}: the PADDING register is read (padded positions are loaded) before it was "
+                         f"written on {product}: call SetLoadDataPaddingValue first or load with "
+                         "isSetPadding=true")
+    pad, warns = pad_pattern(api, padding, dtype, product)
+    return srcb, pad, warns
 
 
 def plan_dst_stride(params, rpt) -> int:
@@ -245,22 +271,9 @@ def _plan(cls, pkey, src, dst, product, fmatrix, padding, rpt, boundary, src_l1,
         kx = np.array([b[1] for b in blocks], np.int64)[kk // kext] + kk % kext
     srce = x_source(mx, kx, H, W, pads, c0, Kh, Kw, sh, sw, dh, dw, Wo)
     dste = placement(layout, mm, kk, c0, pitch)
-    srcb = np.where(srce >= 0, srce * es, -1)
-    if boundary:
-        absb = np.where(srcb >= 0, srcb + src_l1, -1)
-        absb = np.where(absb >= boundary, absb - boundary, absb)
-        srcb = np.where(srcb >= 0, absb - src_l1, -1)
-        if (srcb < -1).any():
-            raise OutOfBoundsError(f"{api}: with SetLoadDataBoundary({boundary}) some reads wrap to L1 bytes before "
-                                   f"the source tensor (which starts at L1 byte {src_l1}) on {product}")
-    pad = None
-    if (srcb < 0).any():
-        if padding is None:
-            raise ParamError(f"{api}: the PADDING register is read (padded positions are loaded) before it was "
-                             f"written on {product}: call SetLoadDataPaddingValue first or load with "
-                             "isSetPadding=true")
-        pad, pwarns = pad_pattern(api, padding, src.dtype, product)
-        warns += pwarns
+    srcb, pad, pwarns = resolve_reads(api, np.where(srce >= 0, srce * es, -1), boundary, src_l1, padding,
+                                      src.dtype, product)
+    warns += pwarns
     steps, overlap = element_steps(np.broadcast_to(dste * es, srcb.shape), srcb, es, pad)
     if overlap:
         warns.append(overlap_warning(api, call) + f" (destination pitch {pitch} fractals)")
@@ -365,4 +378,5 @@ def _helper_plans(C, H, W, es, c0, kh, kw, sh, sw, dh, dw, pads, layout, pad_byt
     return stage, make_plan("img2col", steps, mid_sig, dst_sig), covered
 
 
-__all__ = ["plan_load3d", "img2col", "x_source", "output_size", "placement"]
+__all__ = ["plan_load3d", "struct_registers", "resolve_reads", "img2col", "x_source", "output_size",
+           "placement"]

@@ -192,6 +192,56 @@ class LoadData3DParamsV2Pro(ParamStruct):
     )
 
 
+class LoadData3DParamsV1(ParamStruct):
+    """LoadData 3D V1 (img2col, Atlas training series / inference AI Core; experimental): ``repeatTime`` fractals
+    of 16 sliding windows x C0 channels, the first window's top-left at (``leftTopH``, ``leftTopW``), channel block
+    ``c1Index``, kernel tap (``fetchFilterH``, ``fetchFilterW``); mode 0 advances the tap per repeat, mode 1 the
+    windows. Fractal ``r`` is written ``r*jumpStride`` fractals from the destination start."""
+
+    FIELDS = (
+        Field("padList", "T", (0, 0, 0, 0)),
+        Field("l1H", "uint16", 0,
+              doc="Feature map height", unit="pixels", range="[1, 32767]; 0 is a no-op"),
+        Field("l1W", "uint16", 0,
+              doc="Feature map width", unit="pixels", range="[1, 32767]; 0 is a no-op"),
+        Field("c1Index", "uint16", 0,
+              doc="Channel block (C1 index) read", unit="C0 channel blocks", range="[0, 4095]"),
+        Field("fetchFilterW", "uint8", 0,
+              doc="Kernel column of the first repeat", unit="taps", range="[0, 254], below filterW"),
+        Field("fetchFilterH", "uint8", 0,
+              doc="Kernel row of the first repeat", unit="taps", range="[0, 254], below filterH"),
+        Field("leftTopW", "int16", 0,
+              doc="Left column of the first window (-padLeft = the padded map's edge)", unit="pixels",
+              range="[-255, 32767]"),
+        Field("leftTopH", "int16", 0,
+              doc="Top row of the first window (-padTop = the padded map's edge)", unit="pixels",
+              range="[-255, 32767]"),
+        Field("strideW", "uint8", 0,
+              doc="Horizontal stride", unit="pixels", range="[1, 63]"),
+        Field("strideH", "uint8", 0,
+              doc="Vertical stride", unit="pixels", range="[1, 63]"),
+        Field("filterW", "uint8", 0,
+              doc="Kernel width", unit="taps", range="[1, 255]"),
+        Field("filterH", "uint8", 0,
+              doc="Kernel height", unit="taps", range="[1, 255]"),
+        Field("dilationFilterW", "uint8", 0,
+              doc="Horizontal dilation", unit="pixels", range="[1, 255]"),
+        Field("dilationFilterH", "uint8", 0,
+              doc="Vertical dilation", unit="pixels", range="[1, 255]"),
+        Field("jumpStride", "uint8", 0,
+              doc="Destination fractal of one repeat to the next (head to head)", unit="fractals",
+              range="[1, 127]"),
+        Field("repeatMode", "uint8", 0,
+              doc="0: each repeat takes the next kernel tap; 1: the next 16 windows", range="[0, 1]"),
+        Field("repeatTime", "uint8", 0,
+              doc="Fractals written (one per repeat)", unit="repeats", range="[1, 255]; 0 is a no-op"),
+        Field("cSize", "uint8", 0,
+              doc="1: 4-channel packed feature map (not emulated)", range="0"),
+        Field("padValue", "T", 0,
+              doc="Pad element, typed like the data (written to PADDING with isSetPadding)", range="a value of T"),
+    )
+
+
 class LoadDataRepeatParam(ParamStruct):
     """Repeat of the 3D loads, set by ``SetLoadDataRepeat``: each 3D load runs ``repeatTime`` times, its start
     moved by ``repeatStride`` (mode 0: 16-row units along M; mode 1: C0 units along K)."""
@@ -225,5 +275,5 @@ class LoadDataRepeatParamWithStride(ParamStruct):
 
 
 __all__ = ["LoadData2DParams", "LoadData2dParams", "LoadData2DParamsV2", "LoadData2dTransposeParams",
-           "LoadData2dTransposeParamsV2", "Dn2NzParams", "LoadData3DParamsV2", "LoadData3DParamsV2Pro",
-           "LoadDataRepeatParam", "LoadDataRepeatParamWithStride"]
+           "LoadData2dTransposeParamsV2", "Dn2NzParams", "LoadData3DParamsV1", "LoadData3DParamsV2",
+           "LoadData3DParamsV2Pro", "LoadDataRepeatParam", "LoadDataRepeatParamWithStride"]
