@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from functools import lru_cache
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from .store import FolderWriter, GoldenWriteError, check_collisions, safe_compon
 MANIFEST_FORMAT = 1
 
 
+@lru_cache(maxsize=None)
 def _versions() -> dict:
     import ml_dtypes
 
@@ -30,8 +32,14 @@ def _versions() -> dict:
     return {"fastcopy": __version__, "numpy": np.__version__, "ml_dtypes": ml_dtypes.__version__}
 
 
+@lru_cache(maxsize=None)
+def _dtype_names(dt: np.dtype) -> tuple:
+    return ascend_name(dt), str(dt)
+
+
 def _entry(name, role, arr: np.ndarray, file: str, **extra) -> dict:
-    e = {"name": name, "role": role, "dtype": ascend_name(arr.dtype), "numpy_dtype": str(arr.dtype),
+    dtype, numpy_dtype = _dtype_names(arr.dtype)
+    e = {"name": name, "role": role, "dtype": dtype, "numpy_dtype": numpy_dtype,
          "shape": list(arr.shape), "file": file, "bytes": int(arr.nbytes), "sha256": sha256_of(arr)}
     e.update(extra)
     return e
@@ -45,6 +53,12 @@ def result_files(prog) -> list:
     return files + ["manifest.json"]
 
 
+@lru_cache(maxsize=256)
+def _check_files(files: tuple, file: str) -> None:
+    """check_collisions once per distinct file list (a sweep's points share it)."""
+    check_collisions(files, f"{file}: ")
+
+
 def write_result(result, directory: str, allow_empty: bool = False) -> dict:
     """Write a :class:`fastcopy.golden.engine.Result` as the golden folder ``directory`` (replacing it as a whole;
     see :mod:`fastcopy.golden.store`); return the manifest. An output with no defined element is an error
@@ -52,7 +66,7 @@ def write_result(result, directory: str, allow_empty: bool = False) -> dict:
     prog = result.program
     if not allow_empty:
         result.check()
-    check_collisions(result_files(prog), f"{prog.file}: ")
+    _check_files(tuple(result_files(prog)), prog.file)
     outs = {o.buffer: o for o in prog.outputs}
     entries, files = [], []
     with FolderWriter(directory) as w:
@@ -116,7 +130,7 @@ def program_extras(prog) -> dict:
 def manifest_text(manifest: dict) -> str:
     """JSON with one top-level key per line and one buffer / op per line (readable, and fast to write)."""
 
-    dumps = _ENCODER.encode  # one encoder for every value (json.dumps with options builds one per call)
+    dumps = _dumps
     lines = []
     for k, v in manifest.items():
         if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
@@ -140,6 +154,28 @@ def _json_default(v):
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=_json_default)
 
 
+def _c_dumps():
+    """``_ENCODER.encode`` without its per-call set-up: the C encoder it builds on each call, built once (the
+    same function, options and output; json's own Python encoder when the C one is missing)."""
+    from json import encoder as je
+
+    make = getattr(je, "c_make_encoder", None)
+    if make is None:
+        return _ENCODER.encode
+    enc = make(None, _json_default, je.encode_basestring, None, ": ", ", ", False, False, True)
+
+    def dumps(v) -> str:
+        if isinstance(v, str):
+            return je.encode_basestring(v)
+        return "".join(enc(v, 0))
+
+    return dumps
+
+
+_dumps = _c_dumps()
+
+
+@lru_cache(maxsize=None)
 def _product_name(name: str) -> str:
     from ..products import Product
 

@@ -21,7 +21,7 @@ import hashlib
 import os
 import re
 import shutil
-import tempfile
+import stat
 
 import numpy as np
 
@@ -93,18 +93,6 @@ def sha256_file(path: str) -> str:
     return h.hexdigest()
 
 
-def _open_new(path: str):
-    """A new file, never following a symlink and never replacing an existing file."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-    return os.fdopen(os.open(path, flags, 0o666), "wb")
-
-
-def _write_fd(fh, data) -> None:
-    view = byte_view(data) if isinstance(data, np.ndarray) else memoryview(data)
-    for i in range(0, len(view), _CHUNK):
-        fh.write(view[i:i + _CHUNK])
-
-
 def atomic_write(path: str, data) -> None:
     """Write ``data`` (bytes or an array) to ``path`` through a temporary name and a rename. A symlink at
     ``path`` is replaced by the file, never followed."""
@@ -112,8 +100,7 @@ def atomic_write(path: str, data) -> None:
     os.makedirs(folder, exist_ok=True)
     tmp = os.path.join(folder, f".{os.path.basename(path)}{_TMP_TAG}{os.getpid()}-{os.urandom(4).hex()}")
     try:
-        with _open_new(tmp) as fh:
-            _write_fd(fh, data)
+        _write_new(tmp, data)
         os.replace(tmp, path)
     except BaseException:
         _remove(tmp)
@@ -173,20 +160,24 @@ def _clean_leftovers(parent: str, base: str) -> None:
             _remove(os.path.join(parent, n))
 
 
-def check_replaceable(directory: str) -> None:
-    """Raise unless ``directory`` is absent, empty, or a fastcopy golden folder (which may be replaced)."""
-    if os.path.islink(directory):
+def check_replaceable(directory: str) -> bool:
+    """Raise unless ``directory`` is absent, empty, or a fastcopy golden folder (which may be replaced); return
+    whether it exists (one ``lstat`` when it does not)."""
+    try:
+        st = os.lstat(directory)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(st.st_mode):
         raise GoldenWriteError(f"{directory} is a symbolic link; fastcopy never writes through a symlink (give "
                                "the real folder, or remove the link)")
-    if not os.path.lexists(directory):
-        return
-    if not os.path.isdir(directory):
+    if not stat.S_ISDIR(st.st_mode):
         raise GoldenWriteError(f"{directory} exists and is not a folder")
     extra = sorted(n for n in set(os.listdir(directory)) - GOLDEN_ENTRIES if not _is_point_folder(directory, n))
     if extra:
         raise GoldenWriteError(f"{directory} exists and is not a fastcopy golden folder (it holds {extra[0]!r}"
                                f"{' and more' if len(extra) > 1 else ''}); fastcopy replaces a golden folder as a "
                                "whole, so give a new or empty folder")
+    return True
 
 
 def _is_point_folder(directory: str, name: str) -> bool:
@@ -199,30 +190,44 @@ def _is_point_folder(directory: str, name: str) -> bool:
 
 class FolderWriter:
     """Build a golden folder in a hidden sibling, then swap it in: ``with FolderWriter(d) as w: w.write(rel,
-    data); ...; w.write("manifest.json", text)``. On an exception nothing changes at ``d``."""
+    data); ...; w.write("manifest.json", text)``. On an exception nothing changes at ``d``.
+
+    Few system calls per folder (a batch writes thousands of small ones): one ``lstat`` of the target before and
+    one after, the hidden sibling made with ``mkdir`` (the umask applies, as for any new folder), each sub-folder
+    made once, each file one ``open(O_CREAT | O_EXCL | O_NOFOLLOW)``, its writes and a close, then the renames.
+    No fsync: the guarantee is atomicity (a reader sees the old folder, none, or the new complete one), not
+    durability across a power cut."""
 
     def __init__(self, directory: str):
         self.directory = os.path.abspath(directory)
         self.parent, self.base = os.path.split(self.directory)
         self.tmp = None
         self.written: list = []
+        self._dirs: set = set()
 
     def __enter__(self):
         check_replaceable(self.directory)
-        os.makedirs(self.parent, exist_ok=True)
+        if self.parent not in _PARENTS:
+            os.makedirs(self.parent, exist_ok=True)
         _clean_leftovers(self.parent, self.base)
-        self.tmp = tempfile.mkdtemp(prefix=f".{self.base}{_TMP_TAG}new-{os.getpid()}-", dir=self.parent)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(self.tmp, 0o777 & ~mask)
+        self.tmp = _new_hidden_folder(self.parent, f".{self.base}{_TMP_TAG}new-{os.getpid()}-")
+        _PARENTS.add(self.parent)
         return self
 
     def write(self, rel: str, data) -> None:
-        check_relative(rel)
-        path = os.path.join(self.tmp, *rel.split("/"))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with _open_new(path) as fh:
-            _write_fd(fh, data)
+        if rel not in _CHECKED:
+            check_relative(rel)
+            _CHECKED.add(rel)
+        parts = rel.split("/")
+        for k in range(1, len(parts)):
+            sub = "/".join(parts[:k])
+            if sub not in self._dirs:
+                try:
+                    os.mkdir(os.path.join(self.tmp, sub))
+                except FileExistsError:
+                    pass
+                self._dirs.add(sub)
+        _write_new(os.path.join(self.tmp, *parts), data)
         self.written.append(rel)
 
     def __exit__(self, exc_type, exc, tb):
@@ -237,9 +242,9 @@ class FolderWriter:
         return False
 
     def _swap(self) -> None:
-        check_replaceable(self.directory)  # again: it may have changed while we computed
+        exists = check_replaceable(self.directory)  # again: it may have changed while we computed
         old = None
-        if os.path.lexists(self.directory):
+        if exists:
             old = os.path.join(self.parent, f".{self.base}{_TMP_TAG}old-{os.getpid()}-{os.urandom(4).hex()}")
             os.rename(self.directory, old)
         try:
@@ -250,3 +255,35 @@ class FolderWriter:
             raise
         if old is not None:
             _remove(old)
+
+
+_PARENTS: set = set()  # parent folders this process made or found (a sweep writes thousands of folders into one)
+_CHECKED: set = set()  # relative file paths already checked by check_relative
+
+
+def _new_hidden_folder(parent: str, prefix: str) -> str:
+    """A new folder ``parent/prefix<random>`` (``mkdir``: never an existing one; mode 0o777 less the umask)."""
+    for _ in range(100):
+        path = os.path.join(parent, prefix + os.urandom(4).hex())
+        try:
+            os.mkdir(path, 0o777)
+            return path
+        except FileExistsError:
+            continue
+        except FileNotFoundError:  # the parent went away since we saw it
+            _PARENTS.discard(parent)
+            os.makedirs(parent, exist_ok=True)
+    raise GoldenWriteError(f"cannot make a temporary folder in {parent}")
+
+
+def _write_new(path: str, data) -> None:
+    """Write ``data`` to the new file ``path`` (never through a symlink, never over an existing file)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags, 0o666)
+    try:
+        view = byte_view(data) if isinstance(data, np.ndarray) else memoryview(data)
+        n, done = len(view), 0
+        while done < n:
+            done += os.write(fd, view[done:done + _CHUNK])
+    finally:
+        os.close(fd)
