@@ -59,11 +59,11 @@ def _small(view, meta) -> bool:
     _calls += 1
     if _calls > config.CALLS_BEFORE_KERNELS:
         return False
-    units = int(meta[abi.BURST])
-    o_lo, o_hi, i_lo, i_hi = abi.chunk_of(meta)
-    units *= max(o_hi - o_lo, 0) * max(i_hi - i_lo, 0)
-    for lp in abi.loops_of(meta)[1:]:
-        units *= lp[0]
+    m = meta.tolist()
+    o_lo, o_hi, i_lo, i_hi = m[abi.RANGE:abi.RANGE + 4]
+    units = m[abi.BURST] * max(o_hi - o_lo, 0) * max(i_hi - i_lo, 0)
+    for k in range(1, abi.MAX_LOOPS):
+        units *= m[abi.LOOPS + 3 * k]
     return units * view.itemsize <= config.SMALL_BYTES
 
 

@@ -30,12 +30,52 @@ def _index(base: int, meta, col: int) -> np.ndarray | slice:
     return (g[:, None] + np.arange(burst, dtype=np.int64)[None, :]).reshape(-1)
 
 
+#: calls with at most this many offsets run as one strided view per offset (no index arrays)
+VIEW_OFFSETS = 4
+
+
+def _views(arr, base: int, m: list, col: int):
+    """The units one call touches as strided views of ``arr``, one per offset (``m``: the meta as a list), or
+    None when the call has more than VIEW_OFFSETS offsets. ``np.ndarray(buffer=...)`` checks that every view
+    lies inside ``arr``."""
+    o_lo, o_hi, i_lo, i_hi = m[abi.RANGE:abi.RANGE + 4]
+    if o_hi - o_lo > VIEW_OFFSETS:
+        return None
+    n_off = m[abi.NOFF]
+    offs = m[abi.OFFS + (n_off if col == 1 else 0):][:n_off]
+    loops = [m[abi.LOOPS + 3 * k:abi.LOOPS + 3 * k + 3] for k in range(abi.MAX_LOOPS)]
+    size = arr.itemsize
+    shape = (i_hi - i_lo, *(lp[0] for lp in loops[1:]), m[abi.BURST])
+    strides = (*(lp[col] * size for lp in loops), size)
+    if 0 in shape:
+        return []
+    out = []
+    for o in range(o_lo, o_hi):
+        start = base + offs[o] + i_lo * loops[0][col]
+        out.append(np.ndarray(shape, arr.dtype, arr, start * size, strides))
+    return out
+
+
 def copy_strided(dst, dbase, src, sbase, meta) -> None:
-    dst[_index(dbase, meta, 2)] = src[_index(sbase, meta, 1)]
+    m = meta.tolist()
+    dv = _views(dst, dbase, m, 2)
+    if dv is None:
+        dst[_index(dbase, meta, 2)] = src[_index(sbase, meta, 1)]
+        return
+    sv = _views(src, sbase, m, 1)
+    if len(dv) > 1 and np.may_share_memory(dst, src):  # program order: every read before any write
+        sv = [v.copy() for v in sv]
+    for d, s in zip(dv, sv):
+        np.copyto(d, s)  # (overlap of d and s is resolved by numpy: the result of reading s first)
 
 
 def fill_strided(dst, dbase, meta, value) -> None:
-    dst[_index(dbase, meta, 2)] = dst.dtype.type(value)
+    dv = _views(dst, dbase, meta.tolist(), 2)
+    if dv is None:
+        dst[_index(dbase, meta, 2)] = dst.dtype.type(value)
+        return
+    for d in dv:
+        d[...] = dst.dtype.type(value)
 
 
 def all_set(src, sbase, meta, value) -> bool:
@@ -43,7 +83,11 @@ def all_set(src, sbase, meta, value) -> bool:
     whole = meta.copy()
     n_off = int(meta[abi.NOFF])
     whole[abi.RANGE:abi.RANGE + 4] = (0, n_off, 0, meta[abi.LOOPS])
-    return bool(np.all(src[_index(sbase, whole, 1)] == src.dtype.type(value)))
+    sv = _views(src, sbase, whole.tolist(), 1)
+    v = src.dtype.type(value)
+    if sv is None:
+        return bool(np.all(src[_index(sbase, whole, 1)] == v))
+    return all(bool(np.all(s == v)) for s in sv)
 
 
 # ------------------------------------------------------------------ the layout kernels (byte views, see .abi)

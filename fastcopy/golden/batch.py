@@ -11,6 +11,7 @@ The same chunks of points run on a Dask cluster with ``client=`` (see :mod:`fast
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -20,7 +21,8 @@ from dataclasses import asdict, dataclass
 from .case import load_case
 from .schema import CaseError
 from .store import atomic_write, safe_component
-from .work import Outcome, describe, failed_outcomes, make_chunks, point_dir, run_chunk, run_point
+from .work import (Outcome, describe, failed_outcomes, make_chunks, point_dir, run_chunk, run_point,
+                   small_calls_in_numpy)
 
 __all__ = ["CaseEntry", "BatchReport", "Outcome", "run_batch", "run_point", "run_chunk"]
 
@@ -70,6 +72,7 @@ def _worker_init(cases, case_dirs, strict, resume) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _terminate)
     _WORKER.update(cases=cases, case_dirs=case_dirs, strict=strict, resume=resume)
+    small_calls_in_numpy().__enter__()  # for the worker's life
 
 
 def _terminate(signum, frame):
@@ -151,12 +154,14 @@ def run_batch(paths, directory: str, jobs: int = 1, seed: int | None = None, str
             results = _run_parallel(cases, case_dirs, jobs, strict, resume, chunk_size)
     interrupted = False
     try:
-        for chunk in results:
-            outcomes += chunk
-            done += len(chunk)
-            failed += sum(not o.ok for o in chunk)
-            if progress:
-                progress(done, total, failed)
+        # points run here (--jobs 1): small calls on numpy kernels, as in the workers (_worker_init)
+        with small_calls_in_numpy() if client is None and jobs == 1 else contextlib.nullcontext():
+            for chunk in results:
+                outcomes += chunk
+                done += len(chunk)
+                failed += sum(not o.ok for o in chunk)
+                if progress:
+                    progress(done, total, failed)
     except KeyboardInterrupt:
         interrupted = True
         outcomes += _finished_unreported(cases, case_dirs, outcomes, started)

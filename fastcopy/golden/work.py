@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import time
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from .case import Case
@@ -28,6 +29,29 @@ class Outcome:
     seconds: float = 0.0
     directory: str = ""
     skipped: bool = False  # --resume: the folder was already complete, nothing written
+
+
+@contextmanager
+def small_calls_in_numpy():
+    """While a local batch runs (in this process, or for a forked worker's life): calls stay on the numpy kernels
+    until one moves more than ``config.SMALL_BYTES`` (then numba loads, as usual), however many calls there are.
+
+    Outside a batch the numba kernels load at the ``config.CALLS_BEFORE_KERNELS``-th call, because a process
+    making that many calls usually makes many more. A batch of small points makes many calls that numpy runs
+    about as fast (a strided view per burst pattern), and loading numba costs ~0.14 s of each process: more
+    than a thousand small points gain from it (measured: ``python bench/bench_batch.py``)."""
+    from .. import config
+
+    before = config.CALLS_BEFORE_KERNELS
+    config.CALLS_BEFORE_KERNELS = SMALL_CALLS_UNLIMITED
+    try:
+        yield
+    finally:
+        config.CALLS_BEFORE_KERNELS = before
+
+
+#: the call count that never comes (see :func:`small_calls_in_numpy`)
+SMALL_CALLS_UNLIMITED = 1 << 62
 
 
 def point_dir(case_dir: str, case: Case, index: int) -> str:
