@@ -2,7 +2,10 @@
 side by side with the plain-numpy loop doing the same work (bench/numpy_gen_data.py).
 
 Wall-clock comparison of the commands as a user runs them (fresh output folders, interpreter start included;
-median of --repeat runs), and a check that the three write the same input, golden and mask bytes::
+median of --repeat runs, the commands interleaved), and a check that fastcopy and the numpy loop write the same
+bytes in every file (input, golden, mask and manifest.json). Two more rows put the numbers in context: the numpy
+loop with the smaller manifest of its first version (``--simple-manifest``), and two numpy loops run at once
+(what two processes gain on this machine: the ceiling of ``--jobs 2`` over ``--jobs 1``)::
 
     python bench/bench_batch.py [--repeat 3] [--tmp /dev/shm] [--breakdown]
 
@@ -36,27 +39,31 @@ def _fastcopy_cmd(jobs: int, out: str) -> list:
     return [sys.executable, "-m", "fastcopy", "batch", str(SWEEP), "-o", out, "--jobs", str(jobs), "--no-progress"]
 
 
-def _numpy_cmd(out: str) -> list:
-    return [sys.executable, str(NUMPY_SCRIPT), "-o", out]
+def _numpy_cmd(out: str, *more) -> list:
+    return [sys.executable, str(NUMPY_SCRIPT), "-o", out, *more]
 
 
-def _wall(cmd: list) -> tuple:
-    """(wall seconds, CPU seconds of the process and its workers)."""
+def _wall(cmd) -> tuple:
+    """(wall seconds, CPU seconds of the process and its workers); ``cmd``: one command, or a tuple of commands
+    run at the same time."""
+    cmds = cmd if isinstance(cmd, tuple) else (cmd,)
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    res = subprocess.run(cmd, capture_output=True, text=True)
+    procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in cmds]
+    outs = [p.communicate() for p in procs]
     dt = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if res.returncode:
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{res.stdout}\n{res.stderr}")
+    for c, p, (out, err) in zip(cmds, procs, outs):
+        if p.returncode:
+            raise SystemExit(f"{' '.join(c)} failed:\n{out}\n{err}")
     return dt, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 
 
 def _same_bytes(fc_root: pathlib.Path, np_root: pathlib.Path) -> int:
-    """Compare input/golden/mask of every point; return the number of files compared."""
+    """Compare every file of every point; return the number of files compared."""
     n = 0
     for i in range(POINTS):
-        for rel in ("input/xGm.bin", "output/golden.bin", "output/golden.mask.bin"):
+        for rel in ("input/xGm.bin", "output/golden.bin", "output/golden.mask.bin", "manifest.json"):
             a = (fc_root / "datacopy_sweep_1000" / f"{i:04d}" / rel).read_bytes()
             b = (np_root / f"{i:04d}" / rel).read_bytes()
             if a != b:
@@ -75,7 +82,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     runs = {"fastcopy batch --jobs 1": lambda o: _fastcopy_cmd(1, o),
             "fastcopy batch --jobs 2": lambda o: _fastcopy_cmd(2, o),
-            "numpy loop (gen_data.py)": _numpy_cmd}
+            "numpy loop (gen_data.py)": _numpy_cmd,
+            "numpy loop, simple manifest": lambda o: _numpy_cmd(o, "--simple-manifest"),
+            "2 numpy loops at once": lambda o: (_numpy_cmd(o + "a"), _numpy_cmd(o + "b"))}
     subprocess.run([sys.executable, "-m", "fastcopy", "warmup"], capture_output=True)  # numba cache on disk
     start = [_wall([sys.executable, "-c", "import fastcopy.golden"])[0] for _ in range(args.repeat)]
     times = {k: [] for k in runs}
@@ -91,20 +100,29 @@ def main(argv=None) -> int:
                     fc_first = out
                 if r == 0 and name.startswith("numpy"):
                     np_first = out
-                if r > 0:
-                    shutil.rmtree(out)
+                if r > 0 or name.startswith(("2 numpy", "numpy loop, simple")):
+                    for d in (out, out + "a", out + "b"):
+                        shutil.rmtree(d, ignore_errors=True)
         compared = _same_bytes(pathlib.Path(fc_first), pathlib.Path(np_first))
     base = statistics.median(times["numpy loop (gen_data.py)"])
     print(f"{POINTS} cases from {SWEEP.relative_to(HERE.parent)}, {args.repeat} runs each, wall clock including "
           f"interpreter start, writing to {args.tmp or tempfile.gettempdir()} ({os.cpu_count()} cores, load "
           f"average {os.getloadavg()[0]:.2f})")
-    print(f"{'command':<28} {'median s':>9} {'min s':>7} {'per case':>10} {'vs numpy':>9} {'CPU s (median)':>15}")
+    print("speed vs numpy: the numpy loop's time / the command's time (above 1: faster than the numpy loop)")
+    print(f"{'command':<28} {'median s':>9} {'min s':>7} {'per case':>10} {'speed vs numpy':>15} "
+          f"{'CPU s (median)':>15}")
     for name, ts in times.items():
         med = statistics.median(ts)
-        print(f"{name:<28} {med:9.2f} {min(ts):7.2f} {med / POINTS * 1e3:7.2f} ms {med / base:8.2f}x "
+        print(f"{name:<28} {med:9.2f} {min(ts):7.2f} {med / POINTS * 1e3:7.2f} ms {base / med:14.2f}x "
               f"{statistics.median(cpu[name]):15.2f}")
     print(f"{'python -c import fastcopy':<28} {statistics.median(start):9.2f}")
-    print(f"identical input/golden/mask bytes: {compared} files compared")
+    one = statistics.median(times["numpy loop (gen_data.py)"])
+    two = statistics.median(times["2 numpy loops at once"])
+    j1, j2 = statistics.median(times["fastcopy batch --jobs 1"]), statistics.median(times["fastcopy batch --jobs 2"])
+    print(f"two processes on this machine: 2 numpy loops at once do 2x the work in {two / one:.2f}x the time of "
+          f"one: {2 * one / two:.2f}x the throughput (the ceiling for --jobs 2); fastcopy --jobs 2 vs --jobs 1: "
+          f"{j1 / j2:.2f}x")
+    print(f"identical bytes (input, golden, mask, manifest): {compared} files compared")
     if args.breakdown:
         breakdown(POINTS, args.repeat, args.tmp)
     return 0

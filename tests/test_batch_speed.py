@@ -117,3 +117,123 @@ def test_a_killed_writer_not_yet_reaped_counts_as_gone():
     while store._pid_alive(child.pid) and time.monotonic() < deadline:  # a zombie until we wait() for it
         time.sleep(0.05)
     assert not store._pid_alive(child.pid) and child.poll() == 0 and store._pid_alive(os.getpid())
+
+
+# ------------------------------------------------------------------------------------ cheaper point writes
+def test_a_point_folder_has_the_modes_of_a_new_folder_and_no_leftovers(tmp_path):
+    import os
+
+    prog = load_case(ROOT / "examples" / "matmul_a_nd2nz_sweep.toml").point(3)
+    res = run_program(prog)
+    mask = os.umask(0o027)
+    try:
+        from fastcopy.golden import write_result
+
+        write_result(res, str(tmp_path / "p"))
+        write_result(res, str(tmp_path / "p"))  # replaced as a whole
+    finally:
+        os.umask(mask)
+    for d in (tmp_path / "p", tmp_path / "p" / "input", tmp_path / "p" / "output"):
+        assert d.stat().st_mode & 0o777 == 0o750, d
+    assert (tmp_path / "p" / "manifest.json").stat().st_mode & 0o777 == 0o640
+    assert sorted(os.listdir(tmp_path)) == ["p"]
+
+
+def test_a_parent_folder_removed_during_a_batch_is_made_again(tmp_path):
+    import shutil
+
+    from fastcopy.golden import write_result
+
+    case = load_case(ROOT / "examples" / "matmul_a_nd2nz_sweep.toml")
+    res = run_program(case.point(0))
+    write_result(res, str(tmp_path / "out" / "a"))
+    shutil.rmtree(tmp_path / "out")  # the process remembers the parent: it must still write
+    write_result(res, str(tmp_path / "out" / "b"))
+    assert (tmp_path / "out" / "b" / "manifest.json").is_file()
+
+
+def test_the_manifest_encoder_writes_json_dumps_bytes():
+    import json
+
+    from fastcopy.golden import files
+
+    values = [1, 1.0, -0.0, 1e300, float("nan"), float("-inf"), True, None, "é\"\\\n", [], {}, [1, [2.5, "x"]],
+              {"a": {"b": [np.int64(3), np.float32(0.1), b"\x01\xff"]}, "c": np.uint8(7)}]
+    for v in values:
+        assert files._dumps(v) == json.dumps(v, ensure_ascii=False, default=files._json_default)
+
+
+# --------------------------------------------------------------------------- small calls stay on numpy
+def test_a_batch_of_small_points_never_loads_numba(tmp_path):
+    """A batch keeps small calls on the numpy kernels however many there are (numba costs ~0.14 s a process);
+    outside the batch the usual rule is back."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from fastcopy import config\n"
+        "from fastcopy.dma import kernels\n"
+        "from fastcopy.golden import run_batch\n"
+        "before = config.CALLS_BEFORE_KERNELS\n"
+        f"rep = run_batch([{str(ROOT / 'bench' / 'cases' / 'datacopy_sweep_1000.toml')!r}], sys.argv[1])\n"
+        "assert rep.ok and len(rep.outcomes) == 1000\n"
+        "assert not kernels.loaded() and 'numba' not in sys.modules, 'numba loaded'\n"
+        "assert config.CALLS_BEFORE_KERNELS == before\n"
+        "print('ok')\n")
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "out")], capture_output=True, text=True,
+                       cwd=ROOT, timeout=600)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
+
+
+def test_numpy_strided_views_match_the_index_path():
+    """The numpy kernels' strided views (a few offsets) give the bytes of the fancy-index path, also when the
+    source and destination are the same array (every read before any write) and strides are negative."""
+    from fastcopy.dma import abi, npkernels
+
+    rng = np.random.default_rng(5)
+    for trial in range(400):
+        n_off = int(rng.integers(1, npkernels.VIEW_OFFSETS + 3))
+        burst = int(rng.integers(1, 5))
+        loops = [(int(rng.integers(1, 4)), int(rng.integers(-8, 9)), int(rng.integers(-8, 9))) for _ in range(2)]
+        loops += [(1, 0, 0)] * (abi.MAX_LOOPS - len(loops))
+        doffs = [int(x) for x in rng.integers(0, 40, n_off)]
+        soffs = [int(x) for x in rng.integers(0, 40, n_off)]
+        i_lo = int(rng.integers(0, loops[0][0]))
+        o_lo = int(rng.integers(0, n_off))
+        meta = abi.pack(burst, loops, (o_lo, n_off, i_lo, loops[0][0]), doffs, soffs)
+        size = 256
+        same = trial % 2 == 0
+        src = rng.integers(0, 2**16, size, dtype=np.uint16)
+        dst = src if same else rng.integers(0, 2**16, size, dtype=np.uint16)
+        want_dst = dst.copy()
+        want_src = want_dst if same else src.copy()
+        base = 100
+        try:
+            d_idx = npkernels._index(base, meta, 2)
+            s_idx = npkernels._index(base, meta, 1)
+            d_units = np.arange(size)[d_idx]
+        except IndexError:
+            continue
+        if len(np.unique(d_units)) != d_units.size or d_units.min() < 0:  # the lowering never overlaps writes
+            continue
+        if not (0 <= np.arange(size)[s_idx].min()):
+            continue
+        want_dst[d_idx] = want_src[s_idx]
+        npkernels.copy_strided(dst, base, src, base, meta)
+        assert np.array_equal(dst, want_dst), (trial, meta)
+        fill = dst.copy()
+        want_fill = dst.copy()
+        want_fill[d_idx] = 0x5A5A
+        npkernels.fill_strided(fill, base, meta, 0x5A5A)
+        assert np.array_equal(fill, want_fill), trial
+        whole = meta.copy()
+        whole[abi.RANGE:abi.RANGE + 4] = (0, n_off, 0, loops[0][0])
+        try:
+            read = fill[npkernels._index(base, whole, 1)]
+        except IndexError:
+            continue
+        for arr in (fill, want_src):
+            want = bool(np.all(arr[npkernels._index(base, whole, 1)] == 0x5A5A)) if arr is want_src else \
+                bool(np.all(read == 0x5A5A))
+            assert npkernels.all_set(arr, base, meta, 0x5A5A) == want, trial
