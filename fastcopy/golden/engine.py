@@ -15,7 +15,8 @@ import numpy as np
 
 from ..errors import FastCopyError, FastCopyWarning
 from .inputs import generate
-from .schema import Arg, CaseError, ComputeSpec, OpSpec, Program, enum_class, struct_class
+from .schema import (Arg, CaseError, ComputeSpec, OpSpec, Program, api_function, enum_class, fixpipe_config,
+                     make_struct, struct_class)
 
 
 class CaseRunError(FastCopyError):
@@ -78,7 +79,9 @@ class Result:
 def build_arg(arg: Arg, dtype=None):
     """A case-file argument -> the Python value the public API takes."""
     if arg.kind == "struct":
-        return struct_class(arg.struct)(**arg.value)
+        return make_struct(arg.struct, arg.value)
+    if arg.kind == "fixpipe_config":
+        return fixpipe_config(arg.value)
     if arg.kind == "structs":
         cls = struct_class(arg.struct)
         return [cls(**v) for v in arg.value]
@@ -187,8 +190,6 @@ def _capacity_hint(exc: FastCopyError) -> FastCopyError:
 
 
 def _run_op(prog, op, tensors, pipe, caught, skip_compute=False) -> None:
-    import fastcopy
-
     if isinstance(op, ComputeSpec):
         if skip_compute:  # a dry run: the step's buffers count as written (their values are not computed)
             for name in op.buffers:
@@ -199,7 +200,7 @@ def _run_op(prog, op, tensors, pipe, caught, skip_compute=False) -> None:
             run_compute(prog, op, tensors)
         _note_warnings(op, got, caught)
         return
-    func = getattr(fastcopy, op.api)
+    func = api_function(op.api)
     args, kwargs = [], {}
     if op.dst is not None:
         args += [_operand(tensors, op.dst), _operand(tensors, op.src)]
@@ -207,6 +208,11 @@ def _run_op(prog, op, tensors, pipe, caught, skip_compute=False) -> None:
     else:
         kwargs["pipe"] = pipe
         data_dtype = None
+    for _, ref, kw in op.operands:  # Mmad's b / bias, Fixpipe's workspace and dst1, a setter's tensors
+        if kw is None:
+            args.append(_operand(tensors, ref))
+        else:
+            kwargs[kw] = _operand(tensors, ref)
     dtype = _np_dtype(op.dtype) if op.dtype else data_dtype
     with warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always", FastCopyWarning)
@@ -279,8 +285,8 @@ class CoreTracker:
 
     def __init__(self, prog: Program, gm: dict):
         self.prog = prog
-        self.gm = {name: t for name, t in gm.items()
-                   if any(op.dst is not None and op.dst.name == name for op in prog.ops) or name in prog.writes}
+        written = written_buffers(prog)
+        self.gm = {name: t for name, t in gm.items() if name in written}
         self.written = {name: np.zeros(t.nbytes, bool) for name, t in self.gm.items()}
         self.before = {}
 
@@ -316,6 +322,7 @@ class CoreTracker:
 def written_buffers(prog: Program) -> set:
     """Names of the buffers some op (or the compute step) may write."""
     out = {op.dst.name for op in prog.ops if op.dst is not None}
+    out |= {name for op in prog.ops for name in getattr(op, "writes", ())}
     return out | set(getattr(prog, "writes", ()) or ())
 
 

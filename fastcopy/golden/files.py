@@ -199,6 +199,8 @@ def _op_record(op, warns) -> dict:
         rec["env"] = dict(op.env)  # the loop variables (and block_idx) at this op
     if op.dst is not None:
         rec["dst"], rec["src"] = str(op.dst), str(op.src)
+    for key, ref, _ in getattr(op, "operands", ()):  # Mmad's b / bias, Fixpipe's workspace / dst1, ...
+        rec[key] = str(ref)
     if op.dtype:
         rec["dtype"] = op.dtype
     rec["params"] = op.params_dict()

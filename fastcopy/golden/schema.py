@@ -76,6 +76,26 @@ class ApiSpec:
     forms: tuple
     keywords: dict = field(default_factory=dict)
     needs_dtype: bool = False
+    #: tensor operands beyond ``dst``/``src``, in C++ argument order (after dst, src; before the parameters);
+    #: a trailing ``?`` marks an optional one. For ops without dst/src (state setters) they are the only tensors.
+    operands: tuple = ()
+    #: tensor operands passed as Python keywords (case key -> keyword), e.g. Fixpipe's ``dst1``
+    kw_operands: dict = field(default_factory=dict)
+    #: the case key of the second main operand (``src``; Mmad's is ``a``)
+    src_key: str = "src"
+    #: other spellings of operand keys (Ascend C parameter names): alias -> key
+    aliases: dict = field(default_factory=dict)
+    #: per-API parameter kinds (override :data:`ARG_KINDS` for keys whose meaning depends on the API)
+    kinds: dict = field(default_factory=dict)
+    #: the fastcopy attribute to call when it is not the API name (``AscendCUtils.SetOverflow``)
+    target: str = ""
+    #: operand keys the op writes (besides ``dst``)
+    writes: tuple = ()
+
+    def operand_keys(self) -> tuple:
+        """Every tensor key of the op, in argument order (``?``: optional)."""
+        main = ("dst", self.src_key) if self.tensors else ()
+        return main + self.operands + tuple(f"{k}?" for k in self.kw_operands)
 
 
 APIS: dict[str, ApiSpec] = {
@@ -99,7 +119,31 @@ APIS: dict[str, ApiSpec] = {
     "SetLoadDataBoundary": ApiSpec(False, (("boundaryValue",),)),
     "SetLoadDataRepeat": ApiSpec(False, (("LoadDataRepeatParam",),)),
     "SetLoadDataRepeatWithStride": ApiSpec(False, (("LoadDataRepeatParamWithStride",),)),
+    # out of the cube (docs/cube-out.md)
+    "Mmad": ApiSpec(True, (("MmadParams",),), operands=("b", "bias?"), src_key="a",
+                    aliases={"fm": "a", "filter": "b"}),
+    "Fixpipe": ApiSpec(True, (("FixpipeParamsV220",), ("FixpipeParamsM300",), ("FixpipeParamsM310",),
+                              ("FixpipeParamsArch3510",), ("FixpipeParamsC310",)),
+                       {"config": "config"}, operands=("workspace?",), kw_operands={"dst1": "dst1"},
+                       aliases={"cbufWorkspace": "workspace"}, writes=("dst1",)),
+    "SetFixpipeNz2ndFlag": ApiSpec(False, (("ndNum", "srcNdStride", "dstNdStride"),)),
+    "SetFixpipePreQuantFlag": ApiSpec(False, (("config",),), kinds={"config": ("word", None)}),
+    "SetFixPipeConfig": ApiSpec(False, ((),), {"isUnitFlag": "isUnitFlag"}, operands=("reluPre?", "quantPre"),
+                                aliases={"preData": "quantPre"}),
+    "SetFixPipeClipRelu": ApiSpec(False, (("config",),), kinds={"config": ("int", (0, 2**64 - 1, "uint64_t"))}),
+    "SetFixPipeAddr": ApiSpec(False, (("c0ChStride",),), operands=("eleWiseData",)),
+    "SetHF32Mode": ApiSpec(False, (("mode",),), kinds={"mode": ("enum", "HF32Mode")}),
+    "SetHF32TransMode": ApiSpec(False, (("mode",),), kinds={"mode": ("enum", "HF32TransMode")}),
+    "SetOverflow": ApiSpec(False, (("v",),), target="AscendCUtils.SetOverflow"),
+    "SetMMRowMajor": ApiSpec(False, ((),)),
+    "SetMMColumnMajor": ApiSpec(False, ((),)),
 }
+#: DataCopy out of L0C: DataCopyCO12DstParams (L0C -> GM / L1) and the 310P L0C -> UB copy (provisional)
+APIS["DataCopy"] = ApiSpec(True, APIS["DataCopy"].forms + (("DataCopyCO12DstParams",),
+                                                           ("DataCopyParams", "DataCopyEnhancedParams")),
+                           APIS["DataCopy"].keywords)
+#: spellings of API names that map to a table entry
+API_ALIASES = {"AscendCUtils::SetOverflow": "SetOverflow", "AscendCUtils.SetOverflow": "SetOverflow"}
 
 #: Non-struct parameter keys: key -> (kind, detail). Struct keys are resolved through fastcopy's ParamStructs.
 ARG_KINDS = {
@@ -116,7 +160,36 @@ ARG_KINDS = {
     "fmatrixMode": ("enum", "FmatrixMode"),
     "boundaryValue": ("int", (0, 2**32 - 1, "bytes (uint32_t)")),
     "srcSliceInfo": ("structs", "SliceInfo"),
+    "config": ("fixpipe_config", None),
+    "isUnitFlag": ("bool", None),
+    "ndNum": ("int", (0, 2**16 - 1, "matrices (uint16_t)")),
+    "srcNdStride": ("int", (0, 2**16 - 1, "uint16_t (1024 B on A2/A3, 16 elements on 310B / Atlas 350)")),
+    "dstNdStride": ("int", (0, 2**32 - 1, "elements (uint16_t; uint32_t on Atlas 350)")),
+    "c0ChStride": ("int", (0, 2**16 - 1, "uint16_t")),
+    "v": ("int", (0, 2**64 - 1, "uint64_t (1 = INF_NAN mode, else saturation)")),
 }
+
+#: How case files spell struct fields typed ``T`` (checked by the op, so the struct cannot say): field name ->
+#: (kind, detail). Fields typed ``T`` that are not listed take a number (as before) or, in the cube's structs, any
+#: scalar the op itself validates.
+T_FIELDS = {
+    "quantPre": ("enum", "QuantMode_t"),
+    "deqScalar": ("word", None),
+    "params": ("substruct", ("Nz2NdParams", "Nz2DnParams")),
+    "preReluMode": ("names", ("NO_RELU", "NORMAL_RELU", "SCALAR_RELU", "VECTOR_RELU")),
+    "preClipReluMode": ("names", ("NOCLIP_RELU", "CLIP_RELU")),
+    "reluScalar": ("int", (0, 2**64 - 1, "uint64_t")),
+    "vectorRelu": ("int", (0, 2**64 - 1, "uint64_t")),
+    "blockMode": ("enum", "BlockMode"),
+    "deqScale": ("enum", "DeqScale"),
+    "padMode": ("int", (0, 255, "uint8_t")),
+}
+#: The fields of a quantisation word written as a table (``deqScalar = {scale = 0.5, offset = -3, sign = true}``),
+#: with the range of each (see fastcopy.cube.quant.make_word).
+WORD_FIELDS = {"scale": "a float32 scale (the hardware keeps 10 mantissa bits)", "offset": "an integer in [-256, 255]",
+               "sign": "true for a signed 8-bit result", "shift": "an integer in [1, 16]", "mcb": "true or false"}
+#: Names of Fixpipe's template configuration (``config = "CFG_NZ"`` or ``{format = "NZ", isToUB = true}``)
+FIXPIPE_CONFIGS = {"CFG_ROW_MAJOR": "ROW_MAJOR", "CFG_NZ": "NZ", "CFG_COLUMN_MAJOR": "COLUMN_MAJOR"}
 
 
 def struct_class(name: str):
@@ -133,6 +206,35 @@ def enum_class(name: str):
     import fastcopy
 
     return getattr(fastcopy, name)
+
+
+def api_function(api: str):
+    """The public fastcopy function a case op ``api`` calls (``SetOverflow``: ``AscendCUtils.SetOverflow``)."""
+    import fastcopy
+
+    obj = fastcopy
+    for part in (APIS[api].target or api).split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def make_struct(name: str, fields: dict):
+    """The ParamStruct ``name`` from a case's field dict; a nested struct field (``params = {Nz2NdParams =
+    {...}}``) is built too."""
+    values = {}
+    for k, v in fields.items():
+        if isinstance(v, dict) and len(v) == 1 and struct_class(next(iter(v))) is not None:
+            sub, sub_fields = next(iter(v.items()))
+            v = make_struct(sub, sub_fields)
+        values[k] = v
+    return struct_class(name)(**values)
+
+
+def fixpipe_config(value: dict):
+    """``{"format": "NZ", "isToUB": false}`` -> the FixpipeConfig Fixpipe takes as ``config``."""
+    import fastcopy
+
+    return fastcopy.FixpipeConfig(fastcopy.CO2Layout[value["format"]], value["isToUB"])
 
 
 # ------------------------------------------------------------------------------------------------ programs
@@ -171,6 +273,15 @@ class OpSpec:
     path: str = ""  # where in the case file: ops[2], ops[1].body[0]
     env: tuple = ()  # ((name, value), ...): loop variables and block_idx at this op
     block: int = 0  # the core (block_idx) that runs it
+    #: tensor operands beyond dst/src: ((case key, Ref, Python keyword or None), ...), positional ones in C++
+    #: argument order (Mmad's b and bias, Fixpipe's workspace; dst1 by keyword; a setter's tables)
+    operands: tuple = ()
+    writes: tuple = ()  # names of the buffers the op writes (dst, and Fixpipe's dst1)
+
+    def operand_refs(self) -> list:
+        """(case key, Ref) of every tensor operand, dst and src first."""
+        main = [("dst", self.dst), (APIS[self.api].src_key, self.src)] if self.dst is not None else []
+        return main + [(k, r) for k, r, _ in self.operands]
 
     @property
     def where(self) -> str:
@@ -186,7 +297,10 @@ class OpSpec:
         return out
 
     def title(self) -> str:
-        operands = f"({self.dst}, {self.src})" if self.dst is not None else ""
+        refs = self.operand_refs()
+        main = [str(r) for _, r in refs[:2]] if self.dst is not None else []
+        rest = [(str(r) if kw is None and self.dst is not None else f"{k}={r}") for k, r, kw in self.operands]
+        operands = f"({', '.join(main + rest)})" if refs else ""
         return f"{self.where} {self.api}{operands}"
 
 
@@ -250,6 +364,7 @@ class OutputSpec:
     rtol: float | None = None  # tolerances for `fastcopy verify` (None: bit-exact)
     atol: float | None = None
     compare: str | None = None  # a named compare rule (fastcopy.golden.verify.RULES)
+    compare_options: tuple = ()  # ((option, value), ...) of the rule (the mmad rule's operands)
 
     def record(self) -> dict:
         """The manifest keys of this output's options (only those given)."""
@@ -257,6 +372,8 @@ class OutputSpec:
         for k in ("rtol", "atol", "compare"):
             if getattr(self, k) is not None:
                 out[k] = getattr(self, k)
+        if self.compare_options:
+            out["compare_options"] = dict(self.compare_options)
         return out
 
 
@@ -318,6 +435,7 @@ class Compiler:
         self.names, self.choose = dict(names), choose
         self.max_bytes = default_max_bytes() if max_bytes is None else max_bytes
         self.loop_env: dict = {}  # loop variables (and block_idx) in force while compiling an op
+        self.api = ""  # the API of the op being compiled (named in parameter errors)
 
     # -- errors ------------------------------------------------------------------------------------------
     def error(self, path: str, message: str, present: bool = True) -> CaseError:
@@ -750,21 +868,34 @@ class Compiler:
 
     def op(self, i: int, table: dict, buffers: dict, path: str | None = None, block: int = 0) -> OpSpec:
         path = path or f"ops[{i}]"
-        self.check_keys(table, OP_KEYS, path)
         api = self.string(self.require(table, "api", path, f"an API name: {', '.join(APIS)}"), f"{path}.api")
-        api = api.removeprefix("AscendC::")
+        api = API_ALIASES.get(api, api).removeprefix("AscendC::")
+        api = API_ALIASES.get(api, api)
         if api not in APIS:
             raise self.error(f"{path}.api", f"unknown op {api!r}{_suggest(api, APIS)}; expected one of: "
                                             f"{', '.join(APIS)}")
         spec = APIS[api]
-        dst = src = None
-        if spec.tensors:
-            dst = self.ref(self.require(table, "dst", path, "the destination buffer name"), f"{path}.dst", buffers)
-            src = self.ref(self.require(table, "src", path, "the source buffer name"), f"{path}.src", buffers)
-        else:
+        keys = [k.rstrip("?") for k in spec.operand_keys()]
+        table = {spec.aliases.get(k, k): v for k, v in table.items()}
+        extra = ("params", "dtype", "note") + (() if spec.tensors else ("dst", "src"))
+        self.check_keys(table, tuple(dict.fromkeys(("api",) + tuple(keys) + extra)), path)
+        if not spec.tensors:
             for k in ("dst", "src"):
-                if k in table:
-                    raise self.error(f"{path}.{k}", f"{api} takes no tensors")
+                if k in table and k not in keys:
+                    raise self.error(f"{path}.{k}", f"{api} takes no tensors" if not keys else
+                                     f"{api} takes no {k}; its tensors: {', '.join(keys)}")
+        refs = {}
+        for k in spec.operand_keys():
+            key = k.rstrip("?")
+            if key in table:
+                refs[key] = self.ref(table[key], f"{path}.{key}", buffers)
+            elif not k.endswith("?"):
+                what = {"dst": "the destination buffer name", "src": "the source buffer name"}.get(
+                    key, f"the buffer name of {api}'s {key} operand")
+                raise self.error(f"{path}.{key}", f"missing key; expected {what}", present=False)
+        dst, src = (refs.get("dst"), refs.get(spec.src_key)) if spec.tensors else (None, None)
+        operands = tuple((k.rstrip("?"), refs[k.rstrip("?")], None) for k in spec.operands if k.rstrip("?") in refs)
+        operands += tuple((k, refs[k], kw) for k, kw in spec.kw_operands.items() if k in refs)
         dtype = None
         if spec.needs_dtype:
             dtype = self.dtype(self.require(table, "dtype", path, f"the element type T of {api}<T>"),
@@ -772,11 +903,13 @@ class Compiler:
         elif "dtype" in table:
             raise self.error(f"{path}.dtype", f"{api} takes no dtype (the tensors' dtypes are used)")
         params = self.table(table.get("params", {}), f"{path}.params")
+        self.api = api
         args, kwargs = self.params(api, spec, params, f"{path}.params", dtype or
                                    (buffers[src.name].dtype if src is not None else None))
         note = self.string(table.get("note", ""), f"{path}.note")
+        writes = tuple(r.name for k, r in refs.items() if k == "dst" or k in spec.writes)
         return OpSpec(i, api, dst, src, tuple(args), tuple(kwargs), dtype, note, path, tuple(self.loop_env.items()),
-                      block)
+                      block, operands, writes)
 
     def ref(self, raw, path: str, buffers: dict) -> Ref:
         if isinstance(raw, str) and raw.startswith("="):
@@ -822,7 +955,9 @@ class Compiler:
         cls = struct_class(key)
         if cls is not None:
             return Arg(key, "struct", self.struct(cls, raw, path, dtype), cls.__name__)
-        kind, detail = ARG_KINDS[key]
+        kind, detail = APIS[self.api].kinds.get(key) or ARG_KINDS[key]
+        if kind in ("word", "fixpipe_config", "names"):
+            return Arg(key, {"word": "int", "names": "name"}.get(kind, kind), self.cube_value(kind, detail, raw, path))
         if kind == "int":
             lo, hi, what = detail
             return Arg(key, kind, self.integer(raw, path, lo, hi, f"an integer, {what}"))
@@ -837,7 +972,8 @@ class Compiler:
             text = str(v).split("::")[-1].split(".")[-1]
             hit = next((m for m, e in members.items() if text == m or (isinstance(v, int) and e.value == v)), None)
             if hit is None:
-                raise self.error(path, f"expected a {detail}: {', '.join(members)}, got {_show(v)}")
+                raise self.error(path, f"expected a {detail}: {', '.join(members)}, got {_show(v)}"
+                                       f"{_suggest(text, members) if isinstance(v, str) else ''}")
             return Arg(key, kind, hit, detail)
         if kind == "array":
             return Arg(key, kind, self.array(raw, path, *detail))
@@ -852,6 +988,93 @@ class Compiler:
             raise self.error(path, f"expected a non-empty list of {detail} tables, got {_show(raw)}")
         return Arg(key, kind, tuple(self.struct(scls, x, f"{path}[{j}]", dtype) for j, x in enumerate(raw)),
                    detail)
+
+    def cube_value(self, kind: str, detail, raw, path: str, owner: str = "", dtype=None):
+        """A value of the cube's parameter kinds (a struct field typed ``T``, or an API parameter): ``enum`` (a
+        member name, did-you-mean on a typo), ``names`` (one of a list of names), ``word`` (a quantisation word:
+        an integer or a table of :data:`WORD_FIELDS`), ``int`` (a range), ``substruct`` (a nested struct, or an
+        integer), ``fixpipe_config`` and ``any`` (a scalar the op validates)."""
+        what = f"{self.api}: {owner + '.' if owner else ''}{path.rsplit('.', 1)[-1]}"
+        if kind == "word":
+            v = raw if isinstance(raw, dict) else self.scalar(raw, path)
+            if isinstance(v, dict):
+                return self.word(v, path, what)
+            return self.integer(v, path, -(2**63), 2**64 - 1, f"a quantisation word (uint64_t; int64_t accepted) or a "
+                                                              f"table of {', '.join(WORD_FIELDS)}")
+        if kind == "fixpipe_config":
+            return self.fixpipe_config(raw, path, what)
+        if kind == "substruct":
+            if isinstance(raw, dict):
+                if len(raw) != 1 or next(iter(raw)) not in detail:
+                    names = ", ".join(raw) or "nothing"
+                    raise self.error(path, f"{what}: got {names}; expected a table with one of {', '.join(detail)} "
+                                           f"({{{detail[0]} = {{...}}}}), or an integer (NZ output)"
+                                           f"{_suggest(next(iter(raw)), detail) if len(raw) == 1 else ''}")
+                name, fields = next(iter(raw.items()))
+                return {name: self.struct(struct_class(name), fields, f"{path}.{name}", dtype)}
+            return self.integer(raw, path, 0, 255, f"{' or '.join(detail)} as a table, or an integer (uint8_t)")
+        v = self.scalar(raw, path)
+        if kind == "int":
+            lo, hi, ctype = detail
+            return self.integer(v, path, lo, hi, f"an integer ({ctype})")
+        if kind in ("enum", "names"):
+            names = list(enum_class(detail).__members__) if kind == "enum" else list(detail)
+            text = v.split("::")[-1].split(".")[-1] if isinstance(v, str) else None
+            if text not in names:
+                typename = detail if kind == "enum" else f"{path.rsplit('.', 1)[-1]} name"
+                raise self.error(path, f"{what}={v!r} is not a {typename}{_suggest(text, names) if text else ''}; "
+                                       f"expected one of: {', '.join(names)}")
+            return text
+        if isinstance(v, (dict, list)) or v is None:
+            raise self.error(path, f"{what}: expected a number, true/false or a name, got {_show(v)}")
+        return v
+
+    def word(self, table: dict, path: str, what: str) -> int:
+        """``{scale = 0.5, offset = -3, sign = true, shift = 1, mcb = false}`` -> the QUANT_PRE word."""
+        from ..cube.quant import make_word
+
+        self.check_keys(table, tuple(WORD_FIELDS), path)
+        if "scale" not in table:
+            raise self.error(f"{path}.scale", f"{what}: missing key; expected {WORD_FIELDS['scale']}", present=False)
+        kw = {}
+        for k, raw in table.items():
+            p = f"{path}.{k}"
+            v = self.scalar(raw, p)
+            if k == "scale":
+                kw[k] = float(self.number(v, p, f"{what}.scale: {WORD_FIELDS['scale']}"))
+                if kw[k] != 0 and not 2.0**-126 <= abs(float(np.float32(kw[k]))) < float("inf"):
+                    raise self.error(p, f"{what}.scale={v!r} is not a normal float32; expected {WORD_FIELDS[k]}")
+            elif k in ("sign", "mcb"):
+                if not isinstance(v, bool):
+                    raise self.error(p, f"{what}.{k}={v!r}: expected true or false")
+                kw[k] = v
+            else:
+                lo, hi = (-256, 255) if k == "offset" else (1, 16)
+                kw[k] = self.integer(v, p, lo, hi, f"{what}.{k}: {WORD_FIELDS[k]}")
+        return make_word(**kw)
+
+    def fixpipe_config(self, raw, path: str, what: str) -> dict:
+        """``"CFG_NZ"`` / ``"CFG_ROW_MAJOR"`` / ``"CFG_COLUMN_MAJOR"`` (or the layout name), or ``{format = "NZ",
+        isToUB = true}`` -> ``{"format": ..., "isToUB": ...}``."""
+        layouts = list(dict.fromkeys(FIXPIPE_CONFIGS.values()))
+        if isinstance(raw, dict):
+            self.check_keys(raw, ("format", "isToUB"), path)
+            fmt, to_ub = raw.get("format", "ROW_MAJOR"), raw.get("isToUB", False)
+            fpath = f"{path}.format"
+        else:
+            fmt, to_ub, fpath = raw, False, path
+        fmt = self.scalar(fmt, fpath)
+        text = fmt.split("::")[-1] if isinstance(fmt, str) else None
+        text = FIXPIPE_CONFIGS.get(text, text)
+        if text not in layouts:
+            allowed = list(FIXPIPE_CONFIGS) + layouts
+            raise self.error(fpath, f"{what}={fmt!r} is not a Fixpipe configuration"
+                                    f"{_suggest(fmt, allowed) if isinstance(fmt, str) else ''}; expected one of: "
+                                    f"{', '.join(allowed)}, or {{format = \"NZ\", isToUB = true}}")
+        to_ub = self.scalar(to_ub, f"{path}.isToUB")
+        if not isinstance(to_ub, bool):
+            raise self.error(f"{path}.isToUB", f"{what}.isToUB={to_ub!r}: expected true or false")
+        return {"format": text, "isToUB": to_ub}
 
     def struct(self, cls, raw, path: str, dtype) -> dict:
         """Field table -> the struct's full field dict (C++ defaults for fields not given)."""
@@ -872,6 +1095,12 @@ class Compiler:
             if isinstance(f.default, tuple):  # a C array field, e.g. padList = [1, 1, 1, 1]
                 setattr(inst, f.name, self.array(raw_v, f"{path}.{k}", len(f.default), 0, 255, "values"))
                 continue
+            if f.ctype == "T" and raw_v is None and f.default is None:  # JSON null: not set (a manifest record)
+                continue
+            if f.ctype == "T" and (f.name in T_FIELDS or cls.__module__.startswith("fastcopy.cube")):
+                kind, detail = T_FIELDS.get(f.name, ("any", None))
+                setattr(inst, f.name, self.cube_value(kind, detail, raw_v, f"{path}.{k}", cls.__name__, dtype))
+                continue
             v = self.scalar(raw_v, f"{path}.{k}")
             if isinstance(v, (str, dict)) or v is None:
                 ctype = "T" if f.ctype == "T" else _ctype_text(f.ctype)
@@ -888,6 +1117,56 @@ class Compiler:
                     raise self.error(f"{path}.{k}", f"{cls.__name__}: {f.name}={value} does not fit {c} "
                                                     f"[{lo}, {hi}] on {self.target}; expected a {c} value")
         return inst.as_dict()
+
+    def compare(self, raw, path: str, buffers: dict) -> dict:
+        """``compare = "name"`` or ``compare = {rule = "name", option = value, ...}`` -> the output's options."""
+        from .verify import RULES
+
+        table = raw if isinstance(raw, dict) else {"rule": raw}
+        rule_path = f"{path}.rule" if isinstance(raw, dict) else path
+        rule = self.string(self.require(table, "rule", path, "a compare rule name"), rule_path,
+                           "a compare rule name")
+        if rule not in RULES:
+            raise self.error(rule_path, f"unknown compare rule {rule!r}{_suggest(rule, RULES)}; rules: "
+                                        f"{', '.join(RULES)}")
+        spec = _rule_options(rule)
+        self.check_keys(table, ("rule",) + tuple(spec), path)
+        opts = {}
+        for key, (kind, what) in spec.items():
+            p = f"{path}.{key}"
+            if key not in table:
+                if key in ("a", "b"):
+                    raise self.error(p, f"missing key; compare rule {rule!r} needs {what}", present=False)
+                continue
+            raw_v = table[key]
+            if kind == "buffer":
+                name = self.string(raw_v, p, what)
+                buf = buffers.get(name)
+                if buf is None or not buf.gm or buf.init is None:
+                    why = ("unknown buffer" + _suggest(name, buffers) if buf is None else
+                           "a local buffer" if not buf.gm else "a GM buffer without init (not an input file)")
+                    inputs = [b.name for b in buffers.values() if b.gm and b.init is not None]
+                    raise self.error(p, f"compare rule {rule!r}: {key}={name!r} is {why}; expected {what}, one of "
+                                        f"the input buffers: {', '.join(inputs) or 'none'}")
+                opts[key] = name
+            elif kind == "bool":
+                v = self.scalar(raw_v, p)
+                if not isinstance(v, bool):
+                    raise self.error(p, f"compare rule {rule!r}: {key}={v!r}; expected true or false ({what})")
+                opts[key] = v
+            elif kind == "number":
+                opts[key] = float(self.number(raw_v, p, f"a number ({what})"))
+            elif kind == "int":
+                opts[key] = self.integer(raw_v, p, 1, 64, f"an integer in [1, 64] ({what})")
+            else:  # ints: k_chunks
+                if not isinstance(raw_v, list) or not raw_v:
+                    raise self.error(p, f"compare rule {rule!r}: expected a list of integers ({what}), got "
+                                        f"{_show(raw_v)}")
+                opts[key] = [self.integer(x, f"{p}[{j}]", 1, None, "a positive k") for j, x in enumerate(raw_v)]
+        out = {"compare": rule}
+        if opts:
+            out["compare_options"] = tuple(opts.items())
+        return out
 
     def outputs(self, raw, buffers: dict) -> list:
         if isinstance(raw, str):
@@ -918,13 +1197,7 @@ class Compiler:
                         if opt[k] < 0:
                             raise self.error(f"{path}.{k}", f"{opt[k]} is negative; expected a tolerance >= 0")
                 if "compare" in entry:
-                    from .verify import RULES
-
-                    rule = self.string(entry["compare"], f"{path}.compare", "a compare rule name")
-                    if rule not in RULES:
-                        raise self.error(f"{path}.compare", f"unknown compare rule {rule!r}{_suggest(rule, RULES)}; "
-                                                            f"rules: {', '.join(RULES)}")
-                    opt["compare"] = rule
+                    opt.update(self.compare(entry["compare"], f"{path}.compare", buffers))
             else:
                 name = self.string(entry, path, "a buffer name")
             if name not in buffers:
@@ -946,6 +1219,13 @@ class Compiler:
         except GoldenWriteError as exc:
             raise self.error("outputs", str(exc)) from None
         return out
+
+
+def _rule_options(rule: str) -> dict:
+    """The options a compare rule takes in a case file (``compare = {rule = "mmad", a = "aGm", ...}``)."""
+    from . import mmadrule
+
+    return mmadrule.OPTIONS if rule == mmadrule.NAME else {}
 
 
 def default_max_bytes() -> int:
