@@ -253,13 +253,13 @@ def copy_plan(c: Call, es: int, src_sig, dst_sig):
 
 
 # ------------------------------------------------------------------------------------------------ execution
-def _run(api, product, pipe, c: Call, dsts, src, words, warns) -> None:
+def _run(api, product, pipe, c: Call, dsts, src, words, warns, post=None) -> None:
     u, t = src.dtype, dsts[0].dtype
     if not (c.n and c.m and c.num):
         for msg in warns + [f"{api}: nSize={c.n}, mSize={c.m}, count={c.num}: nothing is written"]:
             warnings.warn(msg, FastCopyWarning, stacklevel=3)
         return
-    pure = (c.mode is QuantMode_t.NoQuant and not c.relu and len(dsts) == 1 and not c.dual and u == t
+    pure = (c.mode is QuantMode_t.NoQuant and not c.relu and len(dsts) == 1 and not c.dual and u == t and post is None
             and not (c.layout is CO2Layout.NZ and t.itemsize == 1))
     pl = plan(c, u.itemsize, t.itemsize)
     if pl.src_span > src.nbytes:
@@ -288,6 +288,9 @@ def _run(api, product, pipe, c: Call, dsts, src, words, warns) -> None:
     y = quant.convert(x, c.mode, t, q=q_words, relu=c.relu, ctrl48=state.ctrl48(pipe),
                       arch3510=product is P.ATLAS_350)
     ok = tensorio.combine(x_def, q_def)
+    if post is not None:  # 310B element-wise / ClipReLU, after quantisation and ReLU
+        y, e_def = post(y)
+        ok = tensorio.combine(ok, e_def)
     pending = []
     for dst, offs, sel, overlap in zip(dsts, pl.dst_offs, pl.dst_sel, pl.overlap):
         vals = y[sel] if dual else y
@@ -508,10 +511,8 @@ def DataCopyCO12(dst, src, params: DataCopyCO12DstParams) -> None:  # noqa: N802
         _fail(api, product, RangeError, f"sid={params.sid}; it must be 0")
     if params.reluPre not in (0, 1):
         _fail(api, product, RangeError, f"reluPre={params.reluPre} is not 0 (none) or 1 (ReLU)")
-    if params.clipReluPre or params.eltWiseOp:
-        _fail(api, product, UnsupportedError, "clipReluPre / eltWiseOp (310B ClipReLU and element-wise) are not "
-              "emulated by fastcopy")
     dphys, rule = _common_checks(api, product, DATACOPY_PATHS, dst, src, mode, warns)
+    extras = _clip_eltwise(api, product, pipe, params, dst.dtype, warns)
     layout = CO2Layout.ROW_MAJOR if params.nz2ndEn else CO2Layout.NZ
     if dphys is Phys.L1 and product is not P.ATLAS_350 and (params.nz2ndEn or params.channelSplit):
         _fail(api, product, UnsupportedError, "L0C -> L1 writes NZ only: nz2ndEn and channelSplit must be false")
@@ -552,4 +553,80 @@ def DataCopyCO12(dst, src, params: DataCopyCO12DstParams) -> None:  # noqa: N802
         _fail(api, product, UnsupportedError, "channelSplit to L1")
     _layout_rules(api, product, c, dphys, src.dtype, dst.dtype, warns, v220_on_350=False)
     _dst_align(api, product, dst, dphys, layout)
-    _run(api, product, pipe, c, [dst], src, words, warns)
+    post = None
+    if extras is not None:
+        post = _post_plan(api, product, c, extras, state.ctrl48(pipe))
+    _run(api, product, pipe, c, [dst], src, words, warns, post)
+
+
+class Extras(NamedTuple):
+    """310B DataCopy extras: element-wise operand (tensor, c0ChStride, +1 add / -1 sub) and the ClipReLU limit."""
+
+    elt: tuple | None
+    clip: float | None
+
+
+def _clip_eltwise(api, product, pipe, params, t, warns):
+    """Validate ``clipReluPre`` / ``eltWiseOp`` and read their state; None when neither is on."""
+    if params.clipReluPre not in (0, 1):
+        _fail(api, product, RangeError, f"clipReluPre={params.clipReluPre} is not 0 (off) or 1 (ClipReLU)")
+    if params.eltWiseOp not in (0, 1, 2):
+        _fail(api, product, RangeError, f"eltWiseOp={params.eltWiseOp} is not 0 (off), 1 (add) or 2 (sub)")
+    if not (params.clipReluPre or params.eltWiseOp):
+        return None
+    what = "clipReluPre" if params.clipReluPre else "eltWiseOp"
+    if product is not P.ATLAS_200I_500_A2:
+        _fail(api, product, UnsupportedError, f"{what}={getattr(params, what)}: ClipReLU and element-wise add/sub "
+              "exist only on Atlas 200I/500 A2")
+    if t != D["half"]:
+        _fail(api, product, UnsupportedError, f"{what}={getattr(params, what)} with a {ascend_name(t)} output: "
+              "fastcopy supports ClipReLU and element-wise add/sub for half outputs only")
+    clip = elt = None
+    if params.clipReluPre:
+        word = pipe.state.get(state.CLIP_RELU)
+        if word is None:
+            _fail(api, product, ParamError, "clipReluPre=1 reads the CLIP_RELU state (SetFixPipeClipRelu), which "
+                  "was never set")
+        clip = float(np.uint16(word & 0xFFFF).view(np.float16))
+        if not (np.isfinite(clip) and clip > 0):
+            _fail(api, product, RangeError, f"the ClipReLU limit (SetFixPipeClipRelu bits 15:0 = 0x{word & 0xFFFF:04x}"
+                  f" = {clip!r} as half) must be positive and finite")
+    if params.eltWiseOp:
+        e = pipe.state.get(state.ELTWISE)
+        if e is None:
+            _fail(api, product, ParamError, f"eltWiseOp={params.eltWiseOp} reads the element-wise tensor of "
+                  "SetFixPipeAddr, which was never set")
+        elt = (e[0], e[1], 1.0 if params.eltWiseOp == 1 else -1.0)
+    warns.append(f"{api}: ClipReLU / element-wise add-sub on {product} are experimental (their order and types are "
+                 "not documented beyond 'after quantisation'; fastcopy applies quant -> ReLU -> element-wise -> "
+                 "ClipReLU on half outputs)")
+    return Extras(elt, clip)
+
+
+def _post_plan(api, product, c: Call, extras: Extras, ctrl48: bool):
+    """The per-element step after the conversion: ``y = F16(y +- E(i, j))`` then ``y = min(y, CLIP)``."""
+    cells = c.num * c.m * c.n
+    e_offs = None
+    if extras.elt is not None:
+        tensor, c0, _ = extras.elt
+        idx = np.arange(cells, dtype=np.int64)
+        i, j = (idx // c.n) % c.m, idx % c.n
+        e_offs = (j // 16) * c0 * 16 + i * 16 + j % 16
+        need = int(e_offs.max()) + 1 if cells else 0
+        if need > tensor.size:
+            _fail(api, product, OutOfBoundsError, f"the element-wise tensor needs {need} halves for mSize={c.m}, "
+                  f"nSize={c.n}, c0ChStride={c0}; it has {tensor.size}")
+    fmt = quant.FORMATS["F16"]
+
+    def post(y):
+        ok = None
+        if e_offs is not None:
+            tensor, _, sign = extras.elt
+            e, ok = tensorio.read(tensor, e_offs)
+            y = quant.encode_float(y.astype(np.float64) + sign * e.astype(np.float64), fmt, ctrl48).view(np.float16)
+        if extras.clip is not None:
+            clip = np.float16(extras.clip)
+            y = np.where(y > clip, clip, y)  # NaN (INF_NAN mode only) stays NaN
+        return y, ok
+
+    return post

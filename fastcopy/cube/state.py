@@ -17,6 +17,8 @@ from __future__ import annotations
 import enum
 import operator
 
+import numpy as np
+
 from ..errors import ParamError, RangeError, UnsupportedError
 from ..memory import current_pipe
 from ..products import Phys, Product
@@ -144,15 +146,31 @@ def SetFixPipeConfig(*args, isUnitFlag: bool = False, pipe=None) -> None:  # noq
 
 
 def SetFixPipeClipRelu(config, pipe=None) -> None:  # noqa: N802
-    """310B: CLIP_RELU = config (bits 15:0: the half clip value)."""
+    """310B: CLIP_RELU = config; bits 15:0 are the half clip value ``DataCopy`` with ``clipReluPre = 1`` applies
+    (it must be positive and finite there; the other bits are ignored)."""
     pipe = _pipe("SetFixPipeClipRelu", pipe, {P.ATLAS_200I_500_A2})
-    pipe.state[CLIP_RELU] = operator.index(config)
+    config = operator.index(config)
+    if not 0 <= config < 2**64:
+        raise RangeError(f"SetFixPipeClipRelu: config={config} does not fit uint64_t [0, 2^64-1]")
+    pipe.state[CLIP_RELU] = config
 
 
 def SetFixPipeAddr(eleWiseData, c0ChStride, pipe=None) -> None:  # noqa: N802, N803
-    """310B: the half tensor in L1 that DataCopy's element-wise add/sub reads."""
-    pipe = _pipe("SetFixPipeAddr", pipe, {P.ATLAS_200I_500_A2})
-    pipe.state[ELTWISE] = (eleWiseData, operator.index(c0ChStride))
+    """310B: the half tensor in L1 that DataCopy's element-wise add/sub (``eltWiseOp`` 1/2) reads: element
+    ``(i, j)`` at ``(j // 16) * c0ChStride * 16 + i * 16 + j % 16`` halves (``c0ChStride`` counts 32-byte rows
+    between its 16-column blocks)."""
+    api = "SetFixPipeAddr"
+    pipe = _pipe(api, pipe if pipe is not None else getattr(eleWiseData, "pipe", None), {P.ATLAS_200I_500_A2})
+    if eleWiseData.is_global or eleWiseData.memory.phys is not Phys.L1:
+        raise UnsupportedError(f"{api}: eleWiseData is in {'GM' if eleWiseData.is_global else eleWiseData.memory.phys}"
+                               f"; it must be a LocalTensor in L1 (C1) on {pipe.product}")
+    if eleWiseData.dtype != np.float16:
+        raise UnsupportedError(f"{api}: eleWiseData has dtype {eleWiseData.dtype}; the element-wise operand is half "
+                               f"on {pipe.product}")
+    c0 = operator.index(c0ChStride)
+    if not 0 <= c0 <= 2**16 - 1:
+        raise RangeError(f"{api}: c0ChStride={c0} is outside [0, 65535] (32-byte rows) on {pipe.product}")
+    pipe.state[ELTWISE] = (eleWiseData, c0)
 
 
 def SetMMRowMajor(pipe=None) -> None:  # noqa: N802

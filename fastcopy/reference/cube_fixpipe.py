@@ -19,9 +19,11 @@ from . import cube_quant
 
 
 def fixpipe(dst: np.ndarray, l0c: np.ndarray, *, layout, n, m, src_stride, dst_stride, num, snd, dnd, rs, mode, t,
-            words, relu, ctrl48, arch3510, split=False):
+            words, relu, ctrl48, arch3510, split=False, elt=None, clip=None):
     """Apply a call to the destination bytes ``dst`` (uint8, modified). ``dst_stride``: elements per ND row / DN
-    column, or bytes between NZ Z columns. ``words``: the scale word of each column."""
+    column, or bytes between NZ Z columns. ``words``: the scale word of each column. 310B DataCopy extras (half
+    outputs): ``elt = (E, c0ChStride, +1 | -1)`` adds/subtracts the half ``E[(j//16)*c0ChStride*16 + i*16 + j%16]``
+    and rounds to half once; then ``clip`` (a float) gives ``min(y, clip)``."""
     t = np.dtype(t)
     es = t.itemsize
     groups = n // 16
@@ -31,6 +33,15 @@ def fixpipe(dst: np.ndarray, l0c: np.ndarray, *, layout, n, m, src_stride, dst_s
                 x = l0c[h * snd + (j // 16) * src_stride + i * 16 * rs + j % 16]
                 x = int(x) if l0c.dtype.kind == "i" else x
                 y = cube_quant.out(x, mode, int(words[j]), relu, ctrl48, arch3510)
+                if elt is not None or clip is not None:
+                    v = float(np.uint16(y).view(np.float16))  # the half result of the conversion
+                    if elt is not None:
+                        e, c0, sign = elt
+                        v = v + sign * float(e[(j // 16) * c0 * 16 + i * 16 + j % 16])
+                        y = cube_quant.encode(v, "F16", ctrl48)  # rounded once to half
+                        v = float(np.uint16(y).view(np.float16))
+                    if clip is not None and v > clip:
+                        y = cube_quant.encode(clip, "F16", ctrl48)
                 if layout == "ND":
                     byte = (h * dnd + i * dst_stride + j) * es
                 elif layout == "DN":
