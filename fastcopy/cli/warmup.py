@@ -9,7 +9,8 @@ import numpy as np
 
 def warmup(verbose: bool = False) -> int:
     from ..dma import abi
-    from ..kernels import all_set, copy_dense, copy_rows, copy_strided, fill_dense, fill_strided, transpose_blocks
+    from ..kernels import (all_set, copy_dense, copy_rows, copy_strided, fill_dense, fill_strided, transpose_blocks,
+                           transpose_elements)
 
     t0 = time.perf_counter()
     meta = abi.contiguous(1)
@@ -24,6 +25,8 @@ def warmup(verbose: bool = False) -> int:
     copy_rows(b, 0, b, 0, meta)
     copy_dense(b, 0, b, 32, 32, False)
     fill_dense(b, 0, 64, b)
+    transpose_elements(b, 0, b, 0, abi.pack_transpose(2, (1, 0, 0), (1, 2, 32), (1, 32, 2), (1, 1), False,
+                                                      (0, 1, 0, 1)))
     if verbose:
         print(f"fastcopy warmup: kernels ready in {time.perf_counter() - t0:.2f} s")
     return 0

@@ -26,6 +26,7 @@ from ..errors import CapacityError, OutOfBoundsError, ParamError, RangeError, Un
 from ..dma.run import execute
 from ..ops.common import check_range, core_of
 from ..dma.lower import make_plan
+from ..dma.steps import Fill, Move
 from ..products import LOAD3D_PATHS, LOAD3D_STRIDE_PATHS, Phys, Product
 from . import fractal
 from .common import overlap_warning, start
@@ -351,16 +352,24 @@ def _pair(v, what):
     return t
 
 
+def _stage_steps(C: int, HW: int, es: int, c0: int) -> tuple:
+    """(C, H*W) -> (C1, H*W, C0), the channels of the last block past ``C`` zeros: per block of C0 channels a
+    transpose of single elements (the layout kernel's shape), then the partial block and its zero fill."""
+    full, rest = divmod(C, c0)
+    block, row = c0 * HW * es, c0 * es
+    steps = []
+    if full:
+        steps.append(Move((0,), (0,), es, ((full, block, block), (HW, es, row), (c0, HW * es, es))))
+    if rest:
+        steps.append(Move((full * block,), (full * block,), es, ((HW, es, row), (rest, HW * es, es))))
+        steps.append(Fill((full * block + rest * es,), (c0 - rest) * es, ((HW, row),), b"\0" * es))
+    return tuple(steps)
+
+
 @lru_cache(maxsize=64)
 def _helper_plans(C, H, W, es, c0, kh, kw, sh, sw, dh, dw, pads, layout, pad_bytes, src_sig, mid_sig, dst_sig):
     C1 = -(-C // c0)
-    # pass 1: (c, h, w) -> (c1, h, w, c0); channels C.. of the last block are zeros
-    c1, h, w, e = np.ix_(*(np.arange(n, dtype=np.int64) for n in (C1, H, W, c0)))
-    c = c1 * c0 + e
-    src = np.where(c < C, ((c * H + h) * W + w) * es, -1)
-    dst = (((c1 * H + h) * W + w) * c0 + e) * es + 0 * src
-    steps, _ = element_steps(dst, src, es, b"\0" * es)
-    stage = make_plan("img2col", steps, src_sig, mid_sig)
+    stage = make_plan("img2col", _stage_steps(C, H * W, es, c0), src_sig, mid_sig)
     # pass 2: X[m][k] from the NC1HWC0 map, the pad value outside it
     Ho, Wo = output_size(H, W, pads, kh, kw, sh, sw, dh, dw)
     M, K = Ho * Wo, C1 * kh * kw * c0

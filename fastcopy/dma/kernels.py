@@ -17,7 +17,7 @@ from . import abi, npkernels
 KERNELS = ("copy_strided", "fill_strided", "all_set")
 #: the layout kernels: only ever called for steps larger than config.SMALL_BYTES, so their stand-ins load numba
 #: (their numpy versions in .npkernels serve FASTCOPY_KERNELS=numpy)
-LAYOUT_KERNELS = ("transpose_blocks", "copy_dense", "copy_rows", "fill_dense")
+LAYOUT_KERNELS = ("transpose_blocks", "copy_dense", "copy_rows", "fill_dense", "transpose_elements")
 _calls = 0
 
 

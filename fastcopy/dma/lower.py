@@ -23,7 +23,7 @@ from .steps import Convert, Fill, Move, check_span, hull, step_spans, written
 
 
 #: kernel steps of the layout kernels (byte views; packed by match_kernel)
-LAYOUT_KINDS = ("transpose", "dense", "rows")
+LAYOUT_KINDS = ("transpose", "dense", "rows", "elements")
 
 
 class KStep(NamedTuple):
@@ -138,7 +138,8 @@ def match_kernel(step, src_residue: int, dst_residue: int):
     """The one place a plan step is matched to a dedicated kernel of :mod:`fastcopy.kernels` instead of the
     generic strided one (only for steps whose writes never overlap): a 2-D transpose of 32-byte blocks
     (ND2NZ, NZ2ND, to_nz / from_nz, the ND2NZ stage of UB->TSCM) goes to ``transpose_blocks``, one large
-    contiguous burst to ``copy_dense``. Returns their kernel steps, or None."""
+    contiguous burst to ``copy_dense``, a 2-D transpose of single 1/2/4/8-byte elements (the cube's transposing
+    loads) to ``transpose_elements``. Returns their kernel steps, or None."""
     if not isinstance(step, Move):
         return None
     nbytes = written(step)
@@ -155,6 +156,8 @@ def match_kernel(step, src_residue: int, dst_residue: int):
     if any(x < 0 for lp in loops for x in lp):
         return None
     # (batch,) a, c: c writes the destination contiguously, a reads the source contiguously
+    if burst < 32 and len(loops) in (2, 3) and loops[-1][2] == burst and loops[-2][1] == burst:
+        return _elements_step(step, burst, loops, nbytes)
     if burst % 32 or burst > 256 or len(loops) not in (2, 3) or loops[-1][2] != burst or loops[-2][1] != burst:
         if burst >= config.ROWS_BURST and nbytes >= config.NT_BYTES and len(loops) <= 2:
             return (_rows_step(step, burst, loops, nbytes),)
@@ -171,6 +174,23 @@ def match_kernel(step, src_residue: int, dst_residue: int):
     chunks = _layout_chunks(batch[0], a[0], nbytes)
     metas = tuple(abi.pack_transpose(burst, batch, a, c, tiles, nt, ch) for ch in chunks)
     return (KStep("transpose", 1, step.dst_offs, step.src_offs, burst, (batch, a, c), np.uint64(0), True, step,
+                  chunks, (), metas),)
+
+
+def _elements_step(step, burst: int, loops, nbytes: int):
+    """A transpose of single elements (``burst`` 1, 2, 4 or 8 bytes) with at least one whole tile of
+    ``32/burst`` x ``32/burst`` elements: ``transpose_elements``; the threads share whole tiles."""
+    n = 32 // burst
+    batch = loops[0] if len(loops) == 3 else (1, 0, 0)
+    a, c = loops[-2], loops[-1]
+    if burst not in (1, 2, 4, 8) or a[0] < n or c[0] < n:
+        return None
+    if batch[0] > a[0]:
+        chunks = tuple((lo, hi, 0, a[0]) for lo, hi in _pieces(batch[0], nbytes))
+    else:
+        chunks = tuple((0, batch[0], lo, hi) for lo, hi in _pieces(a[0], nbytes, n))
+    metas = tuple(abi.pack_transpose(burst, batch, a, c, (1, 1), False, ch) for ch in chunks)
+    return (KStep("elements", 1, step.dst_offs, step.src_offs, burst, (batch, a, c), np.uint64(0), True, step,
                   chunks, (), metas),)
 
 

@@ -108,6 +108,7 @@ def transpose_blocks(dst, dbase, src, sbase, meta) -> None:
 
 
 copy_rows = transpose_blocks  # (its meta has nc = 1)
+transpose_elements = transpose_blocks  # (its blocks are single elements)
 
 
 def copy_dense(dst, d, src, s, n, nt) -> None:

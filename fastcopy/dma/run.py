@@ -330,8 +330,9 @@ def _layout_step(ks, dst, src, src_defined: bool, mark: bool) -> None:
 
 
 def _layout(ks, dview, dbase, sview, sbase, nt: bool = True) -> None:
-    if ks.kind == "transpose" or ks.kind == "rows":
-        kernel = K.transpose_blocks if ks.kind == "transpose" else K.copy_rows
+    if ks.kind != "dense":
+        kernel = (K.transpose_blocks if ks.kind == "transpose" else K.transpose_elements if ks.kind == "elements"
+                  else K.copy_rows)
         metas = ks.metas if nt else tuple(abi.without_nt(m) for m in ks.metas)
         _parallel(lambda m: kernel(dview, dbase, sview, sbase, m), metas)
     else:

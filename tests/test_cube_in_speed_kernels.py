@@ -1,0 +1,122 @@
+"""The element-transpose kernel (fastcopy/kernels/elements.py) and the cube-in plans that reach it, bit for bit:
+the numba kernel against its numpy stand-in on every element width (whole tiles, pairs of tiles, partial tiles,
+chunks as the threads share them), and LoadData ifTranspose / LoadDataWithTranspose / img2col through the public
+API against the reference oracles with the layout kernels engaged (small sizes: ``config.LAYOUT_BYTES`` lowered),
+one thread and two, source partly undefined (the plane moves with the same kernel)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_cube_in_helpers import reference_img2col
+from test_layout_paths import layout_config
+
+import fastcopy as fc
+from fastcopy.cube import img2col as _img2col
+from fastcopy.cube import loaddata as _loaddata
+from fastcopy.dma import abi, npkernels
+from fastcopy.reference import loaddata as ref
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+pytestmark = pytest.mark.filterwarnings("ignore::fastcopy.FastCopyWarning")
+POISON = 0xFF
+
+
+@SETTINGS
+@given(w=st.sampled_from([1, 2, 4, 8]), nb=st.integers(1, 3), ta=st.integers(0, 4), ra=st.integers(0, 40),
+       tc=st.integers(0, 3), rc=st.integers(0, 40), pad=st.integers(0, 9), split=st.booleans(), seed=st.integers(0, 99))
+def test_transpose_elements_matches_numpy(w, nb, ta, ra, tc, rc, pad, split, seed):
+    from fastcopy.kernels.elements import transpose_elements
+
+    n = 32 // w
+    na, nc = ta * n + ra % n, tc * n + rc % n
+    sc, da = (na + pad) * w, (nc + pad) * w  # source rows of na elements, destination rows of nc
+    sb, db = nc * sc + 3 * w, na * da + 5 * w
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, 256, nb * sb + 64, dtype=np.uint8)
+    got = rng.integers(0, 256, nb * db + 64, dtype=np.uint8)
+    want = got.copy()
+    chunks = [(0, nb, 0, na)]
+    if split and na > 1:
+        cut = rng.integers(1, na)
+        chunks = [(0, nb, 0, int(cut)), (0, nb, int(cut), na)]
+    for ch in chunks:
+        meta = abi.pack_transpose(w, (nb, sb, db), (na, w, da), (nc, sc, w), (1, 1), False, ch)
+        transpose_elements(got, 7, src, 3, meta)
+        npkernels.transpose_elements(want, 7, src, 3, meta)
+    assert np.array_equal(got, want)
+
+
+def _fill_src(t, seed, undefined):
+    raw = np.random.default_rng(seed).integers(0, 256, t.nbytes, dtype=np.uint8)
+    t.numpy().view(np.uint8)[:] = raw
+    mask = np.ones(t.size, bool)
+    if undefined:
+        mask[np.random.default_rng(seed + 1).integers(0, t.size, 5)] = False
+    t.set_defined(mask)
+
+
+def _bytes(t):
+    plane = t.memory.plane
+    data = t.memory.data[t.offset:t.offset + t.nbytes].copy()
+    dfd = np.ones(t.nbytes, bool) if plane is None else plane[t.offset:t.offset + t.nbytes].astype(bool)
+    return data, dfd
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("undefined", [False, True])
+@pytest.mark.parametrize("repeat,stride,gap", [(8, 1, 0), (5, 2, 1), (64, 1, 0)])
+def test_load2d_transpose_takes_the_element_kernel(threads, undefined, repeat, stride, gap):
+    with layout_config(threads, False):
+        pipe = fc.TPipe(product="ATLAS_A2")
+        src = pipe.alloc("A1", "half", 256 * (repeat * stride + 1))
+        _fill_src(src, repeat, undefined)
+        dst = pipe.alloc("B2", "half", 256 * repeat * (gap + 1))
+        p = fc.LoadData2DParams(1, repeat, stride, 0, gap, True)
+        assert "elements" in [k.kind for k in _loaddata.plan_load2d(dst, src, p).ksteps]
+        want, want_def = _bytes(dst)
+        s, s_def = _bytes(src)
+        ref.load2d(want, want_def, s, s_def, es=2, startIndex=1, repeatTimes=repeat, srcStride=stride, dstGap=gap,
+                   transpose=True, poison=POISON)
+        for _ in range(2):  # planned, then prepared
+            fc.LoadData(dst, src, p)
+            got, got_def = _bytes(dst)
+            assert np.array_equal(got_def, want_def)
+            assert np.array_equal(got[want_def], want[want_def])
+
+
+@pytest.mark.parametrize("dtype,es", [("int8_t", 1), ("half", 2), ("float", 4)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_transpose_squares_match_reference(dtype, es, threads):
+    with layout_config(threads, False):
+        pipe = fc.TPipe(product="ATLAS_A2")
+        n = {1: 2, 2: 1, 4: 2}[es]
+        repeat = 12
+        src = pipe.alloc("B1", dtype, (repeat * n + 2) * 512 // es)
+        _fill_src(src, es, False)
+        dst = pipe.alloc("B2", dtype, repeat * n * 512 // es)
+        p = fc.LoadData2dTransposeParams(0, repeat, 1, n - 1, 0, 0)
+        want, want_def = _bytes(dst)
+        s, s_def = _bytes(src)
+        ref.load2d_transpose(want, want_def, s, s_def, es=es, startIndex=0, repeatTimes=repeat, srcStride=1,
+                             dstGap=n - 1, dstFracGap=0, poison=POISON)
+        fc.LoadDataWithTranspose(dst, src, p)
+        got, got_def = _bytes(dst)
+        assert np.array_equal(got_def, want_def) and np.array_equal(got[want_def], want[want_def])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dt,C", [(np.float16, 40), (np.float16, 32), (np.int8, 70), (np.float32, 19)])
+def test_img2col_stage_takes_the_element_kernel(threads, dt, C):
+    H, W = 9, 7
+    fmap = (np.arange(C * H * W) % 251).reshape(C, H, W).astype(dt)
+    with layout_config(threads, False):
+        X = fc.img2col(fmap, 3, pad=(1, 0, 2, 1), pad_value=-3)
+        es = np.dtype(dt).itemsize
+        kinds = [k.kind for k in fc.dma.lower.make_plan(
+            "x", _img2col._stage_steps(C, H * W, es, 32 // es), fc.GlobalTensor(fmap.reshape(-1))._sig,
+            fc.GlobalTensor(np.empty(-(-C // (32 // es)) * H * W * 32 // es, dt))._sig).ksteps]
+        assert "elements" in kinds
+    assert np.array_equal(X.view(np.uint8), reference_img2col(fmap, 3, 3, 1, 1, 1, 1, (1, 0, 2, 1), -3).view(np.uint8))
