@@ -34,7 +34,7 @@ from .ops.common import core_of
 from .ops.loopmode import DataCopyMVType
 from .ops.pad import PaddingMode
 from .params import (DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams, Nd2NzParams,
-                     Nz2NdParamsFull)
+                     Nz2NdParamsFull, SliceInfo)
 
 #: the params classes DataCopy takes as third argument (besides a count and a pair of SliceInfo lists)
 DATACOPY_FORMS = (DataCopyParams, Nd2NzParams, Nz2NdParamsFull, Dn2NzParams, DataCopyCO12DstParams)
@@ -79,6 +79,32 @@ def _hit(hit, dst, src) -> bool:
     return False
 
 
+def _slice_keys(infos):
+    """The keys of a list of SliceInfo (None if any entry is another spelling: those take the full path)."""
+    if type(infos) is not list and type(infos) is not tuple:
+        return None
+    keys = []
+    for info in infos:
+        if type(info) is not SliceInfo:
+            return None
+        keys.append(info.key())
+    return tuple(keys)
+
+
+def _prepared_key(kind, arg, rest):
+    """The prepared-call key of a DataCopy form (its parameters as a hashable value, tagged by form), or None
+    for calls that always take the full path (keyword arguments, other spellings, the compute forms)."""
+    if kind is int or kind is DataCopyParams:
+        return None if rest else arg if kind is int else arg.key()
+    if kind is Nd2NzParams or kind is Nz2NdParamsFull:
+        return None if rest else (kind.__name__, arg.key())
+    if (kind is list or kind is tuple) and 1 <= len(rest) <= 2 and (len(rest) == 1 or type(rest[1]) is int):
+        dkeys, skeys = _slice_keys(arg), _slice_keys(rest[0])
+        if dkeys is not None and skeys is not None:
+            return ("SliceInfo", dkeys, skeys, rest[1] if len(rest) == 2 else 1)
+    return None
+
+
 def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
     """``AscendC::DataCopy``: move data between global memory and a core's buffers, destination first.
 
@@ -119,16 +145,25 @@ def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
     docs/cube-out.md).
     """
     kind = type(arg)
-    if (kind is int or kind is DataCopyParams) and not rest and not kwargs and type(dst) in _TENSORS:
-        key = arg if kind is int else arg.key()
-        cache = dst._prepared
-        if cache is not None and _hit(cache.get(key), dst, src):
-            return
-        if type(src) in _TENSORS:
-            plan = _datacopy.plan_data_copy(dst, src, arg)
-            execute(plan, dst, src)
-            _remember(key, dst, src, plan)
-            return
+    if not kwargs and type(dst) in _TENSORS:
+        key = _prepared_key(kind, arg, rest)
+        if key is not None:
+            cache = dst._prepared
+            if cache is not None and _hit(cache.get(key), dst, src):
+                return
+            if type(src) in _TENSORS:
+                if kind is int or kind is DataCopyParams:
+                    plan = _datacopy.plan_data_copy(dst, src, arg)
+                elif kind is Nd2NzParams:
+                    plan = _nz.plan_nd2nz(dst, src, arg)
+                elif kind is Nz2NdParamsFull:
+                    plan = _nz.plan_nz2nd(dst, src, arg)
+                else:
+                    plan = _slice.plan_slice(dst, src, arg, *rest)
+                execute(plan, dst, src)
+                if not plan.effects:  # (the 310P scratch is checked against the allocations on every call)
+                    _remember(key, dst, src, plan)
+                return
     if rest and type(rest[-1]) is _enhanced.DataCopyEnhancedParams:  # 310P L0C -> UB, a compute op like CO12
         return _enhanced.DataCopyEnhanced(dst, src, arg, *rest, **kwargs)
     if kind is int or kind is DataCopyParams or (isinstance(arg, numbers.Integral) and kind is not bool):
@@ -262,12 +297,15 @@ def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=
     docs/semantics.md ("DataCopyPad").
     """
     key = None
-    if (type(dst) is LocalTensor and type(src) is GlobalTensor and len(args) == 1 and workspace is None
-            and type(args[0]) in _PAD_PARAMS and type(copyParams) in _COPY_PARAMS):  # GM -> local: prepared
-        key = ("pad", type(copyParams), copyParams.key(), type(args[0]), args[0].key(), mode)
-        cache = dst._prepared
-        if cache is not None and _hit(cache.get(key), dst, src):
-            return None
+    if type(copyParams) in _COPY_PARAMS and workspace is None and type(mode) is PaddingMode:  # prepared calls
+        if type(dst) is LocalTensor and type(src) is GlobalTensor and len(args) == 1 and type(args[0]) in _PAD_PARAMS:
+            key = ("pad", type(copyParams), copyParams.key(), type(args[0]), args[0].key(), mode)  # GM -> local
+        elif type(dst) is GlobalTensor and type(src) is LocalTensor and not args:
+            key = ("pad out", type(copyParams), copyParams.key(), mode)  # local -> GM
+        if key is not None:
+            cache = dst._prepared
+            if cache is not None and _hit(cache.get(key), dst, src):
+                return None
     api = _pad.API
     pad, nd, mode = _pad.parse_extra(args, mode)
     pipe = core_of(api, dst, src)
@@ -286,7 +324,10 @@ def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=
         if pad is not None:
             raise UnsupportedError(f"{api}: the local -> GM form takes no {type(pad).__name__} (padding exists "
                                    "only on the way in)")
-        execute(_pad.plan_pad_out(dst, src, copyParams, mode), dst, src)
+        plan = _pad.plan_pad_out(dst, src, copyParams, mode)
+        execute(plan, dst, src)
+        if key is not None:
+            _remember(key, dst, src, plan)
         return None
     if pad is None:
         raise UnsupportedError(f"{api}: the GM -> local form needs padParams (DataCopyPadExtParams or "

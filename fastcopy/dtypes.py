@@ -60,7 +60,9 @@ def as_dtype(dtype) -> np.dtype:
 
 def ascend_name(dtype: np.dtype) -> str:
     """The Ascend C name of a numpy dtype (``float16`` -> ``half``); the numpy name if there is none."""
-    return _NUMPY_TO_ASCEND.get(np.dtype(dtype), str(np.dtype(dtype)))
+    dt = np.dtype(dtype)
+    name = _NUMPY_TO_ASCEND.get(dt)
+    return name if name is not None else str(dt)  # (str(dtype) is not cheap: only when needed)
 
 
 #: unsigned view type of each element width.

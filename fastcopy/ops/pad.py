@@ -269,7 +269,12 @@ def _reads_register(is350: bool, mode, total: int, bl: int, padded) -> bool:
 
 def _pad_value(pkind: str, vkey, is_pad: bool, call: Call) -> bytes:
     """paddingValue as the element bit pattern; 0 for 8-byte types and for the legacy struct (when used)."""
-    api, product, dt = f"{API}({pkind})", call.product, call.src.dtype
+    return _pad_pattern(pkind, vkey, is_pad, call.src.dtype, call.product)
+
+
+@lru_cache(maxsize=1024)
+def _pad_pattern(pkind: str, vkey, is_pad: bool, dt, product) -> bytes:
+    api = f"{API}({pkind})"
     raw = scalar_from_key(vkey)
     if pkind == "DataCopyPadParams":
         if is_pad and raw != 0:
