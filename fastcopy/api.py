@@ -97,11 +97,11 @@ def _prepared_key(kind, arg, rest):
     if kind is int or kind is DataCopyParams:
         return None if rest else arg if kind is int else arg.key()
     if kind is Nd2NzParams or kind is Nz2NdParamsFull:
-        return None if rest else (kind.__name__, arg.key())
+        return None if rest else (kind, arg.key())
     if (kind is list or kind is tuple) and 1 <= len(rest) <= 2 and (len(rest) == 1 or type(rest[1]) is int):
         dkeys, skeys = _slice_keys(arg), _slice_keys(rest[0])
         if dkeys is not None and skeys is not None:
-            return ("SliceInfo", dkeys, skeys, rest[1] if len(rest) == 2 else 1)
+            return (SliceInfo, dkeys, skeys, rest[1] if len(rest) == 2 else 1)
     return None
 
 
