@@ -98,7 +98,7 @@ def main(argv=None) -> int:
                 cpu[name].append(used)
                 if r == 0 and name == "fastcopy batch --jobs 1":
                     fc_first = out
-                if r == 0 and name.startswith("numpy"):
+                if r == 0 and name == "numpy loop (gen_data.py)":
                     np_first = out
                 if r > 0 or name.startswith(("2 numpy", "numpy loop, simple")):
                     for d in (out, out + "a", out + "b"):

@@ -237,3 +237,24 @@ def test_numpy_strided_views_match_the_index_path():
             want = bool(np.all(arr[npkernels._index(base, whole, 1)] == 0x5A5A)) if arr is want_src else \
                 bool(np.all(read == 0x5A5A))
             assert npkernels.all_set(arr, base, meta, 0x5A5A) == want, trial
+
+
+def test_batch_workers_keep_small_calls_on_numpy():
+    """A forked worker keeps the setting for its whole life (a context manager entered and dropped would
+    restore it at once when garbage-collected)."""
+    import gc
+    import signal
+
+    from fastcopy import config
+    from fastcopy.golden import batch
+
+    before = config.CALLS_BEFORE_KERNELS
+    handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    try:
+        batch._worker_init([], [], False, False)
+        gc.collect()
+        assert config.CALLS_BEFORE_KERNELS > 10**15
+    finally:
+        config.CALLS_BEFORE_KERNELS = before
+        signal.signal(signal.SIGINT, handlers[0])
+        signal.signal(signal.SIGTERM, handlers[1])

@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass
 from .case import load_case
 from .schema import CaseError
 from .store import atomic_write, safe_component
-from .work import (Outcome, describe, failed_outcomes, make_chunks, point_dir, run_chunk, run_point,
-                   small_calls_in_numpy)
+from .work import (Outcome, describe, failed_outcomes, keep_small_calls_in_numpy, make_chunks, point_dir, run_chunk,
+                   run_point, small_calls_in_numpy)
 
 __all__ = ["CaseEntry", "BatchReport", "Outcome", "run_batch", "run_point", "run_chunk"]
 
@@ -72,7 +72,7 @@ def _worker_init(cases, case_dirs, strict, resume) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _terminate)
     _WORKER.update(cases=cases, case_dirs=case_dirs, strict=strict, resume=resume)
-    small_calls_in_numpy().__enter__()  # for the worker's life
+    keep_small_calls_in_numpy()  # for the worker's life
 
 
 def _terminate(signum, frame):

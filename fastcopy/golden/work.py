@@ -33,8 +33,9 @@ class Outcome:
 
 @contextmanager
 def small_calls_in_numpy():
-    """While a local batch runs (in this process, or for a forked worker's life): calls stay on the numpy kernels
-    until one moves more than ``config.SMALL_BYTES`` (then numba loads, as usual), however many calls there are.
+    """While a local batch runs in this process (a forked worker: :func:`keep_small_calls_in_numpy`): calls stay
+    on the numpy kernels until one moves more than ``config.SMALL_BYTES`` (then numba loads, as usual), however
+    many calls there are.
 
     Outside a batch the numba kernels load at the ``config.CALLS_BEFORE_KERNELS``-th call, because a process
     making that many calls usually makes many more. A batch of small points makes many calls that numpy runs
@@ -42,12 +43,20 @@ def small_calls_in_numpy():
     than a thousand small points gain from it (measured: ``python bench/bench_batch.py``)."""
     from .. import config
 
-    before = config.CALLS_BEFORE_KERNELS
-    config.CALLS_BEFORE_KERNELS = SMALL_CALLS_UNLIMITED
+    before = keep_small_calls_in_numpy()
     try:
         yield
     finally:
         config.CALLS_BEFORE_KERNELS = before
+
+
+def keep_small_calls_in_numpy() -> int:
+    """:func:`small_calls_in_numpy` for the rest of this process (a batch worker); returns the old setting."""
+    from .. import config
+
+    before = config.CALLS_BEFORE_KERNELS
+    config.CALLS_BEFORE_KERNELS = SMALL_CALLS_UNLIMITED
+    return before
 
 
 #: the call count that never comes (see :func:`small_calls_in_numpy`)
