@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from ..dtypes import ascend_name
-from .store import FolderWriter, GoldenWriteError, check_collisions, safe_component, sha256_of
+from .store import FolderWriter, GoldenWriteError, byte_view, check_collisions, safe_component, sha256_of
 
 MANIFEST_FORMAT = 1
 
@@ -37,12 +37,21 @@ def _dtype_names(dt: np.dtype) -> tuple:
     return ascend_name(dt), str(dt)
 
 
-def _entry(name, role, arr: np.ndarray, file: str, **extra) -> dict:
+def _entry(name, role, arr: np.ndarray, file: str, sha: str | None = None, **extra) -> dict:
+    """A buffer's manifest entry (``sha``: the sha256 of its bytes, when already known)."""
     dtype, numpy_dtype = _dtype_names(arr.dtype)
     e = {"name": name, "role": role, "dtype": dtype, "numpy_dtype": numpy_dtype,
-         "shape": list(arr.shape), "file": file, "bytes": int(arr.nbytes), "sha256": sha256_of(arr)}
+         "shape": list(arr.shape), "file": file, "bytes": int(arr.nbytes),
+         "sha256": sha256_of(arr) if sha is None else sha}
     e.update(extra)
     return e
+
+
+def _put(w, rel: str, arr: np.ndarray) -> str:
+    """Write ``arr`` to ``rel`` in the folder being built; return the sha256 of its bytes."""
+    view = byte_view(arr)
+    w.write(rel, view)
+    return sha256_of(view)
 
 
 def result_files(prog) -> list:
@@ -74,30 +83,31 @@ def write_result(result, directory: str, allow_empty: bool = False) -> dict:
             if buf.name in result.inputs:
                 arr = result.inputs[buf.name]
                 rel = f"input/{buf.file}.bin"
-                w.write(rel, arr)
+                sha = _put(w, rel, arr)
                 files.append(rel)
-                entries.append(_entry(buf.name, "input", arr, rel, position="GM", init=_init_record(buf.init)))
+                entries.append(_entry(buf.name, "input", arr, rel, sha, position="GM", init=_init_record(buf.init)))
             if buf.name in outs:
                 o = outs[buf.name]
                 arr, mask = result.outputs[buf.name]
-                w.write(o.file, arr)
-                w.write(o.mask, mask)
+                sha = _put(w, o.file, arr)
+                msha = _put(w, o.mask, mask)
                 files += [o.file, o.mask]
-                extra = {"position": buf.position, "mask": o.mask, "mask_sha256": sha256_of(mask),
+                extra = {"position": buf.position, "mask": o.mask, "mask_sha256": msha,
                          "elements": int(mask.size), "defined": int(np.count_nonzero(mask))}
                 extra.update(o.record())
                 if not buf.gm:
                     extra["buffer"], extra["addr"] = result.placement[buf.name]
-                entries.append(_entry(buf.name, "output", arr, o.file, **extra))
+                entries.append(_entry(buf.name, "output", arr, o.file, sha, **extra))
             if not buf.gm and buf.name not in outs:
                 phys, addr = result.placement[buf.name]
                 entries.append({"name": buf.name, "role": "local", "dtype": buf.dtype,
-                                "numpy_dtype": str(buf.np_dtype), "shape": list(buf.shape),
+                                "numpy_dtype": _dtype_names(buf.np_dtype)[1], "shape": list(buf.shape),
                                 "position": buf.position, "buffer": phys, "addr": addr,
                                 **({"init": _init_record(buf.init)} if buf.init else {})})
             elif buf.gm and buf.name not in outs and buf.name not in result.inputs:
                 entries.append({"name": buf.name, "role": "scratch", "dtype": buf.dtype,
-                                "numpy_dtype": str(buf.np_dtype), "shape": list(buf.shape), "position": "GM"})
+                                "numpy_dtype": _dtype_names(buf.np_dtype)[1], "shape": list(buf.shape),
+                                "position": "GM"})
         manifest = {
             "format": MANIFEST_FORMAT,
             **_versions(),
@@ -130,14 +140,15 @@ def program_extras(prog) -> dict:
 def manifest_text(manifest: dict) -> str:
     """JSON with one top-level key per line and one buffer / op per line (readable, and fast to write)."""
 
-    dumps = _dumps
+    dumps, keys = _dumps, _KEYS
     lines = []
     for k, v in manifest.items():
-        if isinstance(v, list) and v and all(isinstance(x, dict) for x in v):
-            inner = ",\n".join(f"  {dumps(x)}" for x in v)
-            lines.append(f" {dumps(k)}: [\n{inner}\n ]")
+        key = keys.get(k) or keys.setdefault(k, dumps(k))
+        if type(v) is list and v and all(type(x) is dict for x in v):
+            inner = ",\n  ".join(map(dumps, v))
+            lines.append(f" {key}: [\n  {inner}\n ]")
         else:
-            lines.append(f" {dumps(k)}: {dumps(v)}")
+            lines.append(f" {key}: {dumps(v)}")
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
@@ -173,6 +184,7 @@ def _c_dumps():
 
 
 _dumps = _c_dumps()
+_KEYS: dict = {}  # top-level manifest key -> its JSON text
 
 
 @lru_cache(maxsize=None)

@@ -72,13 +72,16 @@ def check_collisions(paths, where: str = "") -> None:
 
 
 def byte_view(arr: np.ndarray) -> memoryview:
-    """The bytes of a C-contiguous array without a copy."""
-    a = np.ascontiguousarray(arr)
-    return memoryview(a.reshape(-1).view(np.uint8))
+    """The bytes of an array in C order (no copy when it is C-contiguous)."""
+    if not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr)
+    return memoryview(arr.reshape(-1).view(np.uint8))
 
 
 def sha256_of(arr) -> str:
     view = byte_view(arr) if isinstance(arr, np.ndarray) else memoryview(arr)
+    if len(view) <= _CHUNK:
+        return hashlib.sha256(view).hexdigest()
     h = hashlib.sha256()
     for i in range(0, len(view), _CHUNK):
         h.update(view[i:i + _CHUNK])
