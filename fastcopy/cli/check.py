@@ -16,11 +16,33 @@ class OpRecorder:
         self.names: dict = {}
 
     def on_op(self, op, tensors) -> None:
+        self.finish()
         self.op = op
         self.rows.setdefault(op.index, [])
         self.names = {id(t.memory): name for name, t in tensors.items()}
         self.base = {name: t.offset for name, t in tensors.items()}
         self.tensors = tensors
+        if _computes(op):  # no copy plan to observe: what it wrote is what changed
+            self.before = {name: _snapshot(tensors[name]) for name in op.writes}
+
+    def finish(self) -> None:
+        """Rows of the last compute op (Mmad, a converting Fixpipe / DataCopy): the tensors it used, the bytes it
+        changed (value or definedness) in each buffer it writes."""
+        before, self.before = getattr(self, "before", None), None
+        if not before or self.rows.get(self.op.index):
+            return
+        rows = self.rows[self.op.index]
+        for key, ref in self.op.operand_refs():
+            if ref.name not in before:
+                rows.append(("uses", ref.name, None, None, key))
+        for name, old in before.items():
+            t = self.tensors[name]
+            data, dfd = _snapshot(t)
+            es = t.dtype.itemsize
+            changed = (data != old[0]).reshape(-1, es).any(axis=1) | (dfd != old[1])  # numpy arrays
+            hit = changed.nonzero()[0]
+            if hit.size:
+                rows.append(("writes", name, int(hit[0]) * es, (int(hit[-1]) + 1) * es, int(hit.size) * es))
 
     def observe(self, plan, dst, src) -> None:
         if self.op is None:
@@ -42,6 +64,19 @@ class OpRecorder:
         return t.memory.phys.name
 
 
+def _computes(op) -> bool:
+    if op.api in ("Mmad", "Fixpipe"):
+        return True
+    return op.api == "DataCopy" and any(getattr(a, "struct", None) in ("DataCopyCO12DstParams",
+                                                                       "DataCopyEnhancedParams") for a in op.args)
+
+
+def _snapshot(t):
+    import numpy as np
+
+    return t.memory.data[t.offset:t.offset + t.nbytes].copy(), np.array(t.defined(), bool).reshape(-1)
+
+
 def main_check(args) -> int:
     from ..dma.run import OBSERVERS
     from ..golden import CaseError
@@ -59,6 +94,7 @@ def main_check(args) -> int:
         try:
             prog = case.point(i)
             res = run_program(prog, skip_compute=not args.allow_python, on_op=rec.on_op)
+            rec.finish()
             res.check()
         except (CaseError, CaseRunError) as exc:
             failed += 1
@@ -88,6 +124,9 @@ def _print_ops(prog, rec, res, args) -> None:
                            "not run (Python code runs only with --allow-python); its buffers count as written"))
             continue
         for kind, name, lo, hi, nbytes in rec.rows.get(op.index, []):
+            if kind == "uses":  # an operand of a compute op (nbytes holds its role)
+                print(f"      {'reads':6} {name:12} ({nbytes})")
+                continue
             span = f"bytes [{lo}, {hi})"
             print(f"      {kind:6} {name:12} {span:24} {nbytes} B")
         for w in res.warnings.get(op.index, []):

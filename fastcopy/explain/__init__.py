@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import layout
+from . import cube, layout
 from .trace import COMPUTED, COPY, FILL, UNDEFINED, UNTOUCHED, Trace, trace
 
 __all__ = ["explain", "Explanation", "Trace"]
@@ -160,6 +160,7 @@ def explain(op, dst, src, *args, max_rows: int = MAX_ROWS, labels: tuple | None 
     func = getattr(fastcopy, op) if isinstance(op, str) else op
     api = getattr(func, "__name__", str(op))
     tr = trace(func, dst, src, *args, **kwargs)
+    cube.mark_converted(api, args, tr)
     src_cols, dst_cols = layout.grid_cols(api, args, tr)
     role = layout.roles(api, args + ((kwargs["mode"],) if "mode" in kwargs else ()), tr)
     fam = layout.family(api, args)

@@ -14,6 +14,8 @@ from ..errors import FastCopyError
 
 #: The public ops a case can call that move data from one tensor to another (explainable).
 MOVING = ("DataCopy", "DataCopyPad", "LoadData", "LoadDataWithTranspose", "LoadDataWithStride", "Fixpipe")
+#: Compute steps explained in text (what they read, write and compute): run, then described.
+DESCRIBED = ("Mmad",)
 
 
 class _Stop(Exception):
@@ -27,13 +29,20 @@ def _recording(target: int):
 
     state = {"op": None}
     got = {}
-    saved = {name: getattr(fastcopy, name) for name in MOVING}
+    saved = {name: getattr(fastcopy, name) for name in MOVING + DESCRIBED}
 
     def wrap(name, func):
         def recorder(*args, **kwargs):
             op = state["op"]
             if op is not None and op.index == target:
                 got.update(func=func, args=args, kwargs=kwargs, op=op)
+                if name in DESCRIBED:  # validated by running it (explain writes no file)
+                    import warnings
+
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        func(*args, **kwargs)
+                    got["warnings"] = tuple(str(w.message) for w in caught)
                 raise _Stop
             return func(*args, **kwargs)
 
@@ -75,16 +84,16 @@ def explain_case(path, op: int | None = None, point: int = 0, max_rows: int | No
         raise FastCopyError(f"explain: {path}: point {point} outside [0, {len(case)})")
     prog = case.point(point)
     ops = list(prog.ops)
-    moving = [o for o in ops if getattr(o, "api", None) in MOVING and getattr(o, "dst", None) is not None]
+    moving = [o for o in ops if getattr(o, "api", None) in MOVING + DESCRIBED and getattr(o, "dst", None) is not None]
     if not moving:
-        raise FastCopyError(f"explain: {path} has no op that moves data ({', '.join(MOVING)})")
+        raise FastCopyError(f"explain: {path} has no op that moves data ({', '.join(MOVING + DESCRIBED)})")
     if op is None:
         op = moving[0].index
     if op not in {o.index for o in moving}:
         have = "; ".join(f"{o.index}: {_where(o)} {o.api}" for o in moving[:12])
         more = f"; ... ({len(moving)} in all)" if len(moving) > 12 else ""
-        raise FastCopyError(f"explain: {path}: op {op} is not an op that moves data (ops are counted in execution "
-                            f"order, loops unrolled); those are: {have}{more}")
+        raise FastCopyError(f"explain: {path}: op {op} is not an op that moves data or an Mmad (ops are counted in "
+                            f"execution order, loops unrolled); those are: {have}{more}")
     with _recording(op) as (got, on_op):
         try:
             run_program(prog, skip_compute=True, on_op=on_op)  # compute steps never run: layout only
@@ -94,6 +103,11 @@ def explain_case(path, op: int | None = None, point: int = 0, max_rows: int | No
     if not got:
         raise FastCopyError(f"explain: {path}: op {op} was not reached")
     spec, args = got["op"], got["args"]
+    if spec.api in DESCRIBED:
+        from .cube import describe_mmad
+
+        labels = tuple(_ref_text(r) for _, r in spec.operand_refs())
+        return describe_mmad(*args, labels=labels, title=f"op {op} = {_where(spec)}", warnings=got["warnings"])
     labels = (_ref_text(spec.dst), _ref_text(spec.src))
     return explain(got["func"], args[0], args[1], *args[2:], max_rows=max_rows or MAX_ROWS, labels=labels,
                    title=f"op {op} = {_where(spec)}", **got["kwargs"])
