@@ -2,6 +2,10 @@
 measured interleaved with np.copyto of the bytes written and the plain-numpy way (bench/interleaved.py's method).
 
     python bench/cube_in.py            # also a table of bench/report.py
+    python bench/cube_in.py img2col    # only the rows whose name contains a word ("repeat": the small calls)
+
+Small calls repeated with the same parameters (the prepared-call cache of fastcopy.api) are measured beside a
+cached 1 KiB DataCopy: they should cost the same.
 """
 
 from __future__ import annotations
@@ -69,6 +73,42 @@ def case_img2col():
         "numpy": numpy_way}
 
 
+def case_repeats():
+    """Small calls repeated (the prepared-call cache): each beside a cached 1 KiB DataCopy, interleaved."""
+    pipe = fc.TPipe(product="ATLAS_A2")
+    a1 = pipe.alloc("A1", "half", 8192)
+    a1.numpy()[:] = np.arange(8192) % 2048
+    a1.set_defined()
+    a2, b2 = pipe.alloc("A2", "half", 8192), pipe.alloc("B2", "half", 8192)
+    gm = fc.GlobalTensor(np.zeros(512, np.float16))
+    ub = pipe.alloc("VECIN", "half", 512)
+    dc = fc.DataCopyParams(1, 32)
+    base = lambda: fc.DataCopy(ub, gm, dc)  # noqa: E731
+    one, two = fc.LoadData2DParams(0, 1, 1), fc.LoadData2DParams(0, 2, 1)
+    yield "LoadData 2D L1->L0A, 1 fractal (512 B)", lambda: fc.LoadData(a2, a1, one), base
+    yield "LoadData 2D L1->L0A, 2 fractals (1 KiB)", lambda: fc.LoadData(a2, a1, two), base
+    tr = fc.LoadData2dTransposeParams(0, 2, 1, 0, 0, 0)
+    yield "LoadDataWithTranspose b16, 2 squares (1 KiB)", lambda: fc.LoadDataWithTranspose(b2, a1, tr), base
+    fc.SetFmatrix(4, 4, (1, 1, 1, 1), pipe=pipe)
+    fc.SetLoadDataPaddingValue(np.float16(0), pipe=pipe)
+    p3 = fc.LoadData3DParamsV2(padList=(1, 1, 1, 1), l1H=4, l1W=4, channelSize=16, kExtension=32, mExtension=16,
+                               filterW=3, filterH=3)
+    cfg = fc.IsResetLoad3dConfig(False, False)
+    yield "LoadData 3D (img2col) 16 x 32 half (1 KiB)", lambda: fc.LoadData(a2, a1, p3, config=cfg), base
+
+
+def repeat_rows() -> list[str]:
+    out = [f"| {'repeated small call (interleaved medians)':58} | {'per call':>9} | {'DataCopy 1 KiB cached':>21} | "
+           f"{'ratio':>5} | {'target':>17} |",
+           f"|{'-' * 60}|{'-' * 11}|{'-' * 23}|{'-' * 7}|{'-' * 19}|"]
+    for name, fn, base in case_repeats():
+        m = measure({"call": fn, "base": base}, 1024)
+        r = m["call"] / m["base"]
+        out.append(f"| {name[:58]:58} | {m['call'] * 1e6:6.2f} us | {m['base'] * 1e6:18.2f} us | {r:5.2f} | "
+                   f"{'<= 1.25 ' + ('met' if r <= 1.25 else 'NOT met'):>17} |")
+    return out
+
+
 def rows(words=()) -> list[str]:
     out = [f"| {'cube in (interleaved medians)':58} | {'fastcopy':>9} | {'GB/s':>5} | {'x copyto':>8} | "
            f"{'x numpy':>7} | {'target x copyto':>17} |",
@@ -83,6 +123,8 @@ def rows(words=()) -> list[str]:
             ms = f"{t * 1e3:6.2f} ms" if t >= 1e-3 else f"{t * 1e6:6.1f} us"
             out.append(f"| {name[:58]:58} | {ms:>9} | {nbytes / t / 1e9:5.2f} | {m['copyto'] / t:8.2f} | {r_np} | "
                        f"{_target(m['copyto'] / t, t_copy):>17} |")
+    if not words or "repeat" in words:
+        out += [""] + repeat_rows()
     return out
 
 

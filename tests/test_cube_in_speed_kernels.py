@@ -120,3 +120,18 @@ def test_img2col_stage_takes_the_element_kernel(threads, dt, C):
             fc.GlobalTensor(np.empty(-(-C // (32 // es)) * H * W * 32 // es, dt))._sig).ksteps]
         assert "elements" in kinds
     assert np.array_equal(X.view(np.uint8), reference_img2col(fmap, 3, 3, 1, 1, 1, 1, (1, 0, 2, 1), -3).view(np.uint8))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(dt=st.sampled_from([np.float16, np.int8, np.float32]), C=st.integers(1, 20), H=st.integers(1, 9),
+       W=st.integers(1, 9), kh=st.integers(1, 4), kw=st.integers(1, 4), sh=st.integers(1, 3), sw=st.integers(1, 3),
+       dh=st.integers(1, 3), pads=st.tuples(*[st.integers(0, 3)] * 4))
+def test_img2col_interior_move_matches_reference(dt, C, H, W, kh, kw, sh, sw, dh, pads):
+    """The helper's gather: one strided Move for the pixels whose taps are all inside (dilation 1 across), the
+    element map for the border; every stride, height dilation, kernel and asymmetric padding."""
+    if H + pads[2] + pads[3] < (kh - 1) * dh + 1 or W + pads[0] + pads[1] < kw:
+        kh, kw, dh = 1, 1, 1
+    fmap = (np.arange(C * H * W) % 97).reshape(C, H, W).astype(dt)
+    got = fc.img2col(fmap, (kh, kw), stride=(sh, sw), dilation=(dh, 1), pad=pads, pad_value=5)
+    want = reference_img2col(fmap, kh, kw, sh, sw, dh, 1, pads, 5)
+    assert np.array_equal(got.view(np.uint8), want.view(np.uint8))

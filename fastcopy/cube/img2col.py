@@ -373,7 +373,11 @@ def _helper_plans(C, H, W, es, c0, kh, kw, sh, sw, dh, dw, pads, layout, pad_byt
     # pass 2: X[m][k] from the NC1HWC0 map, the pad value outside it
     Ho, Wo = output_size(H, W, pads, kh, kw, sh, sw, dh, dw)
     M, K = Ho * Wo, C1 * kh * kw * c0
-    m = np.arange(M, dtype=np.int64)[:, None]
+    m = np.arange(M, dtype=np.int64)
+    steps = ()
+    if layout is None and dw == 1:  # the pixels whose every tap is inside the map: one strided Move
+        steps, m = _interior(H, W, c0, C1, kh, kw, sh, sw, dh, pads, Ho, Wo, es)
+    m = m[:, None]
     k = np.arange(K, dtype=np.int64)[None, :]
     srce = x_source(m, k, H, W, pads, c0, kh, kw, sh, sw, dh, dw, Wo)
     if layout is None:
@@ -383,8 +387,29 @@ def _helper_plans(C, H, W, es, c0, kh, kw, sh, sw, dh, dw, pads, layout, pad_byt
         dims = fractal.fractal_dims(layout, 8 * es)
         dste = fractal.offset(layout, m, k, dims, fractal.min_pitch(layout, M, K, dims))
         covered = M * K < math.prod(fractal.image_shape(layout, M, K, dims))
-    steps, _ = element_steps(dste * es + 0 * srce, np.where(srce >= 0, srce * es, -1), es, pad_bytes)
+    steps += element_steps(dste * es + 0 * srce, np.where(srce >= 0, srce * es, -1), es, pad_bytes)[0]
     return stage, make_plan("img2col", steps, mid_sig, dst_sig), covered
+
+
+def _interior(H, W, c0, C1, kh, kw, sh, sw, dh, pads, Ho, Wo, es):
+    """The img2col rows (a ``(Ho, Wo)`` rectangle of output pixels) whose taps all lie inside the map, as one Move
+    (output pixel row, pixel, C1 block, kernel row; each burst the ``kw`` neighbouring C0 blocks of one kernel
+    row, contiguous in the NC1HWC0 map when ``dilationW == 1``), and the other rows (the border), for the
+    element map. Returns ``(steps, border rows)``."""
+    left, _, top, _ = pads
+    ho0, wo0 = -(-top // sh), -(-left // sw)
+    ho1 = min(Ho, max(0, (H - 1 + top - (kh - 1) * dh) // sh + 1))
+    wo1 = min(Wo, max(0, (W - 1 + left - (kw - 1)) // sw + 1))
+    m = np.arange(Ho * Wo, dtype=np.int64)
+    if ho1 <= ho0 or wo1 <= wo0:
+        return (), m
+    blk, row = c0 * es, C1 * kh * kw * c0 * es  # a C0 block, an output row (bytes)
+    src0 = ((ho0 * sh - top) * W + wo0 * sw - left) * blk
+    step = Move((src0,), ((ho0 * Wo + wo0) * row,), kw * blk,
+                ((ho1 - ho0, sh * W * blk, Wo * row), (wo1 - wo0, sw * blk, row), (C1, H * W * blk, kh * kw * blk),
+                 (kh, dh * W * blk, kw * blk)))
+    ho, wo = m // Wo, m % Wo
+    return (step,), m[~((ho >= ho0) & (ho < ho1) & (wo >= wo0) & (wo < wo1))]
 
 
 __all__ = ["plan_load3d", "struct_registers", "resolve_reads", "img2col", "x_source", "output_size",
