@@ -90,9 +90,9 @@ def _parse(text: str):
 
 def evaluate(text: str, names: dict):
     """Value of the expression ``text`` with variables ``names`` (sweep and loop variables, ``block_idx``)."""
-    tree = _parse(text)
+    _parse(text)
     try:
-        return _check_size(_eval(tree, names, text))
+        return _check_size(_program(text)(names))
     except ExprError as exc:
         if str(exc).startswith("expression "):
             raise
@@ -103,21 +103,40 @@ def evaluate(text: str, names: dict):
         raise ExprError(f"expression {text[:80]!r}: {exc}") from None
 
 
-def _eval(node, names, text):
+@lru_cache(maxsize=1024)
+def _program(text: str):
+    """The expression compiled once: a function of ``names`` (each node a closure, evaluated left to right,
+    every check and message of a node where it is evaluated)."""
+    return _compile(_parse(text), text)
+
+
+def _compile(node, text):
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)) and not isinstance(
             node.value, bool):
-        return _check_size(node.value)
+        value = node.value
+        return lambda names: _check_size(value)
     if isinstance(node, ast.Name):
-        if node.id not in names:
-            have = ", ".join(sorted(names)) or "none (the case has no [sweep] table)"
-            raise ExprError(f"expression {text!r}: unknown name {node.id!r}; sweep variables: {have}")
-        return names[node.id]
+        ident = node.id
+
+        def name(names):
+            if ident not in names:
+                have = ", ".join(sorted(names)) or "none (the case has no [sweep] table)"
+                raise ExprError(f"expression {text!r}: unknown name {ident!r}; sweep variables: {have}")
+            return names[ident]
+        return name
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
-        return _check_size(_BINOPS[type(node.op)](_eval(node.left, names, text), _eval(node.right, names, text)))
+        op, left, right = _BINOPS[type(node.op)], _compile(node.left, text), _compile(node.right, text)
+        return lambda names: _check_size(op(left(names), right(names)))
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
-        return _UNARY[type(node.op)](_eval(node.operand, names, text))
+        op, operand = _UNARY[type(node.op)], _compile(node.operand, text)
+        return lambda names: op(operand(names))
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS
             and not node.keywords):
-        return _check_size(FUNCTIONS[node.func.id](*[_eval(a, names, text) for a in node.args]))
-    raise ExprError(f"expression {text!r}: only arithmetic (+ - * / // % **), sweep variables, numbers and "
-                    f"the functions {', '.join(FUNCTIONS)} are allowed")
+        func, args = FUNCTIONS[node.func.id], [_compile(a, text) for a in node.args]
+        return lambda names: _check_size(func(*[a(names) for a in args]))
+    message = (f"expression {text!r}: only arithmetic (+ - * / // % **), sweep variables, numbers and the "
+               f"functions {', '.join(FUNCTIONS)} are allowed")
+
+    def refused(names):
+        raise ExprError(message)
+    return refused
