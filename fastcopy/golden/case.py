@@ -17,6 +17,7 @@ import tomllib
 
 from .expr import FUNCTIONS
 from .schema import BLOCK_NAMES, CaseError, Compiler, Program, default_max_bytes
+from .template import TemplateCompiler
 
 #: Largest number of points one case may expand into (a guard against typos in sweeps).
 MAX_POINTS = 1_000_000
@@ -37,6 +38,7 @@ class Case:
         self.sha256 = hashlib.sha256(source.encode("utf-8")).hexdigest() if source else ""
         self.named = self._named_axes()
         self.implicit: dict[str, list] = {}
+        self._memo: dict = {}  # the sections of the document compiled so far (fastcopy.golden.template)
 
         def discover(path, values):
             self.implicit.setdefault(path, values)
@@ -88,14 +90,16 @@ class Case:
                                                  "value with a named [sweep] variable instead)")
             return chosen[path]
 
-        return self._compile(names, choose, index if self.is_sweep else None, self.values(index))
+        return self._compile(names, choose, index if self.is_sweep else None, self.values(index), self._memo)
 
     def points(self):
         for i in range(self.size):
             yield self.point(i)
 
-    def _compile(self, names, choose, index, values) -> Program:
-        comp = Compiler(self.doc, self.file, self.source, self.base_dir, names, choose, self.max_bytes)
+    def _compile(self, names, choose, index, values, memo: dict | None = None) -> Program:
+        """``memo``: compile through the sweep template (sections reused from earlier points)."""
+        args = (self.doc, self.file, self.source, self.base_dir, names, choose, self.max_bytes)
+        comp = Compiler(*args) if memo is None else TemplateCompiler(memo, *args)
         prog = comp.compile(index, values, self.seed)
         return _replace(prog, source_sha256=self.sha256, allow_python=self.allow_python)
 

@@ -601,51 +601,57 @@ class Compiler:
             raise self.error("buffers", "no buffers; expected at least one [buffers.NAME] table")
         out, files = [], {}
         for name, spec in table.items():
-            path = f"buffers.{name}"
-            if not _NAME.match(name):
-                raise self.error(path, "a buffer name must be an identifier (letters, digits, _)")
-            spec = self.table(spec, path)
-            self.check_keys(spec, tuple(dict.fromkeys(GM_KEYS + LOCAL_KEYS)), path)  # a misspelt key is named
-            position = self.string(spec.get("position", "GM"), f"{path}.position", "a TPosition name")
-            pos = self.position(position, product, f"{path}.position")
-            dtype = self.dtype(self.require(spec, "dtype", path, "a dtype name (half, float, int8_t, ...)"),
-                               f"{path}.dtype")
-            if pos is TPosition.GM and "count" in spec and "shape" not in spec:
-                raise self.error(f"{path}.count", "a GM buffer takes a shape (count is for local buffers, which "
-                                                  "also give a position such as VECIN)")
-            if pos is not TPosition.GM and "shape" in spec:
-                raise self.error(f"{path}.shape", f"a local buffer ({pos.name}) takes a count of elements, not a "
-                                                  "shape")
-            if pos is TPosition.GM:
-                self.check_keys(spec, GM_KEYS, path)
-                shape = self.shape(self.require(spec, "shape", path, "a shape (an integer or a list of them)"),
-                                   f"{path}.shape")
-                addr = None
-                file = self.string(spec.get("file", name), f"{path}.file", "a file base name")
-                if not re.match(r"^[\w-][\w.-]*$", file):
-                    raise self.error(f"{path}.file", f"{file!r} is not a plain file name (letters, digits, _ . -, "
-                                                     "not starting with a dot)")
-            else:
-                self.check_keys(spec, LOCAL_KEYS, path)
-                count = self.integer(self.require(spec, "count", path, "a number of elements"), f"{path}.count",
-                                     0, None, "a number of elements")
-                shape = (count,)
-                addr = (None if spec.get("addr") is None
-                        else self.integer(spec["addr"], f"{path}.addr", 0, None, "a byte address"))
-                file = name
-            nbytes = math.prod(shape) * as_dtype(dtype).itemsize
-            if nbytes > self.max_bytes:
-                raise self.error(f"{path}.shape" if pos is TPosition.GM else f"{path}.count",
-                                 f"{nbytes} bytes ({_human(nbytes)}) is more than the limit of {self.max_bytes} bytes "
-                                 f"({_human(self.max_bytes)}) per buffer; raise it with --max-bytes if you mean it")
-            init = self.init(spec.get("init"), f"{path}.init", as_dtype(dtype), math.prod(shape))
-            if pos is TPosition.GM and init is not None:
-                if file in files:
-                    raise self.error(f"{path}.file", f"input file {file!r} is also used by buffer {files[file]}")
-                files[file] = name
-            out.append(BufferSpec(name, dtype, pos is TPosition.GM, shape, pos.name, addr, init, file,
-                                  self.string(spec.get("description", ""), f"{path}.description")))
+            buf = self.buffer(name, spec, product)
+            if buf.gm and buf.init is not None:
+                if buf.file in files:
+                    raise self.error(f"buffers.{name}.file", f"input file {buf.file!r} is also used by buffer "
+                                                             f"{files[buf.file]}")
+                files[buf.file] = name
+            out.append(buf)
         return out
+
+    def buffer(self, name: str, spec, product: Product) -> BufferSpec:
+        """One ``[buffers.NAME]`` table."""
+        path = f"buffers.{name}"
+        if not _NAME.match(name):
+            raise self.error(path, "a buffer name must be an identifier (letters, digits, _)")
+        spec = self.table(spec, path)
+        self.check_keys(spec, tuple(dict.fromkeys(GM_KEYS + LOCAL_KEYS)), path)  # a misspelt key is named
+        position = self.string(spec.get("position", "GM"), f"{path}.position", "a TPosition name")
+        pos = self.position(position, product, f"{path}.position")
+        dtype = self.dtype(self.require(spec, "dtype", path, "a dtype name (half, float, int8_t, ...)"),
+                           f"{path}.dtype")
+        if pos is TPosition.GM and "count" in spec and "shape" not in spec:
+            raise self.error(f"{path}.count", "a GM buffer takes a shape (count is for local buffers, which "
+                                              "also give a position such as VECIN)")
+        if pos is not TPosition.GM and "shape" in spec:
+            raise self.error(f"{path}.shape", f"a local buffer ({pos.name}) takes a count of elements, not a "
+                                              "shape")
+        if pos is TPosition.GM:
+            self.check_keys(spec, GM_KEYS, path)
+            shape = self.shape(self.require(spec, "shape", path, "a shape (an integer or a list of them)"),
+                               f"{path}.shape")
+            addr = None
+            file = self.string(spec.get("file", name), f"{path}.file", "a file base name")
+            if not re.match(r"^[\w-][\w.-]*$", file):
+                raise self.error(f"{path}.file", f"{file!r} is not a plain file name (letters, digits, _ . -, "
+                                                 "not starting with a dot)")
+        else:
+            self.check_keys(spec, LOCAL_KEYS, path)
+            count = self.integer(self.require(spec, "count", path, "a number of elements"), f"{path}.count",
+                                 0, None, "a number of elements")
+            shape = (count,)
+            addr = (None if spec.get("addr") is None
+                    else self.integer(spec["addr"], f"{path}.addr", 0, None, "a byte address"))
+            file = name
+        nbytes = math.prod(shape) * as_dtype(dtype).itemsize
+        if nbytes > self.max_bytes:
+            raise self.error(f"{path}.shape" if pos is TPosition.GM else f"{path}.count",
+                             f"{nbytes} bytes ({_human(nbytes)}) is more than the limit of {self.max_bytes} bytes "
+                             f"({_human(self.max_bytes)}) per buffer; raise it with --max-bytes if you mean it")
+        init = self.init(spec.get("init"), f"{path}.init", as_dtype(dtype), math.prod(shape))
+        return BufferSpec(name, dtype, pos is TPosition.GM, shape, pos.name, addr, init, file,
+                          self.string(spec.get("description", ""), f"{path}.description"))
 
     def position(self, v: str, product: Product, path: str) -> TPosition:
         key = v.removeprefix("TPosition::").removeprefix("TPosition.")
