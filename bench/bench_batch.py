@@ -142,7 +142,27 @@ def breakdown(points: int = POINTS, repeat: int = 5, tmp: str | None = None) -> 
     progs = [case.point(i) for i in range(points)]
     results = [run_program(p, reuse=True) for p in progs]  # warm: kernels, plans of every point
     rows = {"compile (case.point)": [], "run (run_program, reused TPipe)": [], "write (write_result)": [],
-            "numpy loop (gen_data.py), whole point": []}
+            "numpy loop (gen_data.py), whole point": [],
+            "floor: the 2 DataCopy calls alone": []}
+    import numpy as np
+
+    import fastcopy as fc
+
+    pipe = fc.TPipe(product="ATLAS_A2")
+    sizes = [(p.values["bc"], p.values["bl"], p.values["gap"]) for p in progs]
+
+    def api_only():
+        """What any fastcopy batch of this sweep must do per point: the two DataCopy calls through the public API
+        on a restarted pipe (tensors made, no case, no input generation, no files)."""
+        for bc, bl, gap in sizes:
+            pipe.restart()
+            x = fc.GlobalTensor(np.zeros(bc * (bl + gap) * 16, np.float16))
+            y = fc.GlobalTensor(np.zeros(bc * bl * 16, np.float16))
+            u = pipe.alloc("VECIN", np.float16, bc * bl * 16)
+            fc.DataCopy(u, x, fc.DataCopyParams(bc, bl, gap, 0))
+            fc.DataCopy(y, u, bc * bl * 16)
+
+    api_only()
     with tempfile.TemporaryDirectory(prefix="fastcopy-bench-", dir=tmp) as root:
         for r in range(repeat):
             t = time.perf_counter()
@@ -161,10 +181,13 @@ def breakdown(points: int = POINTS, repeat: int = 5, tmp: str | None = None) -> 
             t = time.perf_counter()
             numpy_gen_data.main(["-o", npout])
             rows["numpy loop (gen_data.py), whole point"].append(time.perf_counter() - t)
+            t = time.perf_counter()
+            api_only()
+            rows["floor: the 2 DataCopy calls alone"].append(time.perf_counter() - t)
             shutil.rmtree(out)
             shutil.rmtree(npout)
-    print(f"per point, median of {repeat} passes over {points} points (one warm process, load average "
-          f"{os.getloadavg()[0]:.2f})")
+    print(f"per point, median of {repeat} passes over {points} points (one warm process, plans cached, load "
+          f"average {os.getloadavg()[0]:.2f})")
     for name, ts in rows.items():
         print(f"  {name:<40} {statistics.median(ts) / points * 1e3:7.3f} ms")
 

@@ -333,9 +333,13 @@ def collect_outputs(prog: Program, tensors: dict):
     for out in prog.outputs:
         buf, t = prog.buffer(out.buffer), tensors[out.buffer]
         data = np.ascontiguousarray(t.numpy()).reshape(buf.shape)
-        defined = np.ascontiguousarray(t.defined())
-        mask = defined.view(np.uint8).reshape(buf.shape)
-        n_def = int(np.count_nonzero(mask))
+        mem = t.memory
+        if mem.plane is None or mem.known_defined(t.offset, t.offset + t.nbytes):  # all defined, known
+            mask = np.ones(buf.shape, np.uint8)
+            n_def = mask.size
+        else:
+            mask = np.ascontiguousarray(t.defined()).view(np.uint8).reshape(buf.shape)
+            n_def = int(np.count_nonzero(mask))
         if mask.size and not n_def:
             empty.append(out.buffer)
         elif n_def < mask.size and not out.allow_undefined:
