@@ -108,3 +108,15 @@ def test_a_section_that_never_repeats_stops_using_the_memo():
     local = next(v for k, v in stats.items() if k[:2] == ("buffer", "xLocal"))
     assert xgm[1] >= template.GIVE_UP_AFTER and xgm[0] == 0  # all different: gave up
     assert local[0] > local[1]  # depends on bc and bl only: mostly reused
+
+
+def test_a_pickled_case_starts_with_an_empty_memo():
+    import pickle
+
+    case = load_case(ROOT / "examples" / "matmul_a_nd2nz_sweep.toml")
+    for i in range(len(case)):
+        case.point(i)
+    assert case._memo
+    copy = pickle.loads(pickle.dumps(case))
+    assert copy._memo == {}
+    assert [repr(copy.point(i)) for i in range(len(copy))] == [repr(case.point(i)) for i in range(len(case))]

@@ -52,6 +52,13 @@ class Case:
         if self.size > MAX_POINTS:
             raise CaseError(file, "sweep", f"the sweeps expand into {self.size} points; at most {MAX_POINTS}")
 
+    def __getstate__(self) -> dict:
+        """Pickled (a spawned worker, a Dask task) without the template memo: its keys hold ids of this process's
+        document objects."""
+        state = dict(self.__dict__)
+        state["_memo"] = {}
+        return state
+
     @property
     def name(self) -> str:
         name = self.doc.get("name")
