@@ -24,7 +24,25 @@ def _doc(product, buffers, ops, outputs):
 
 
 def _run(doc):
-    return run_program(case_from_dict(doc).point(0))
+    """Run ``doc``, and check its round trip: every op's recorded parameters and operands (what the manifest
+    holds) fed back as a case compile to the same ops and give the same bytes."""
+    prog = case_from_dict(doc).point(0)
+    res = run_program(prog)
+    again = []
+    for op in prog.ops:
+        rec = {"api": op.api, **{k: str(r) for k, r in op.operand_refs()}}
+        if op.args or op.kwargs:
+            rec["params"] = json.loads(json.dumps(op.params_dict()))  # as the manifest stores it
+        again.append(rec)
+    prog2 = case_from_dict({**doc, "ops": again}).point(0)
+    for o1, o2 in zip(prog.ops, prog2.ops, strict=True):
+        assert (o1.api, o1.dst, o1.src, o1.args, o1.kwargs, o1.operands, o1.writes) == \
+               (o2.api, o2.dst, o2.src, o2.args, o2.kwargs, o2.operands, o2.writes)
+    res2 = run_program(prog2)
+    for name, (data, mask) in res.outputs.items():
+        assert np.array_equal(data.view(np.uint8), res2.outputs[name][0].view(np.uint8))
+        assert np.array_equal(mask, res2.outputs[name][1])
+    return res
 
 
 def _out(res, name):
@@ -217,38 +235,20 @@ def test_310b_clip_relu_and_eltwise_setters_run():
     assert np.array_equal(_out(res, "out"), _input(res, "l0c").reshape(16, 16).reshape(-1))
 
 
-def test_every_new_step_round_trips_through_its_manifest_record(tmp_path):
-    """params_dict() (what the manifest records) fed back as a case compiles to the same ops."""
-    docs = [
-        _doc("ATLAS_350", {"l0c": {**L0C_F, "count": 512}, "out": {"dtype": "int8_t", "shape": [2, 16, 16]},
-                           "ub0": {"position": "VECIN", "dtype": "float", "count": 128},
-                           "ub1": {"position": "VECOUT", "dtype": "float", "count": 128}},
-             [{"api": "Fixpipe", "dst": "out", "src": "l0c", "params": {"FixpipeParamsC310": {
-                 "nSize": 16, "mSize": 16, "srcStride": 16, "dstStride": 16, "quantPre": "QF322B8_PRE",
-                 "deqScalar": {"scale": 0.25}, "preReluMode": "NO_RELU",
-                 "params": {"Nz2NdParams": {"ndNum": 2, "srcNdStride": 16, "dstNdStride": 256}}}}},
-              {"api": "Fixpipe", "dst": "ub0", "src": "l0c", "dst1": "ub1", "params": {
-                  "config": {"format": "ROW_MAJOR", "isToUB": True},
-                  "FixpipeParamsArch3510": {"nSize": 16, "mSize": 16, "srcStride": 16, "dstStride": 16,
-                                            "dualDstCtl": 1}}},
-              {"api": "SetHF32Mode", "params": {"mode": False}},
-              {"api": "SetOverflow", "params": {"v": 1}},
-              {"api": "SetFixpipePreQuantFlag", "params": {"config": 1056964608}}], ["out", "ub0"]),
-    ]
-    for doc in docs:
-        prog = case_from_dict(doc).point(0)
-        again = []
-        for op, raw in zip(prog.ops, doc["ops"]):
-            rec = {"api": op.api, "params": op.params_dict()}
-            rec.update({k: str(r) for k, r in op.operand_refs()})
-            again.append(rec)
-        prog2 = case_from_dict({**doc, "ops": again}).point(0)
-        for o1, o2 in zip(prog.ops, prog2.ops):
-            assert (o1.api, o1.dst, o1.src, o1.args, o1.kwargs, o1.operands) == \
-                   (o2.api, o2.dst, o2.src, o2.args, o2.kwargs, o2.operands)
-        r1, r2 = run_program(prog), run_program(prog2)
-        for name in r1.outputs:
-            assert np.array_equal(r1.outputs[name][0].view(np.uint8), r2.outputs[name][0].view(np.uint8))
+def test_arch3510_fields_round_trip_through_the_manifest_record():
+    """Every Arch3510 field kind (scale word table, ReluMode name, nested Nz2NdParams) and the value-less setters
+    compile back from what the manifest records (``_run`` checks the round trip)."""
+    doc = _doc("ATLAS_350", {"l0c": {**L0C_F, "count": 512}, "out": {"dtype": "int8_t", "shape": [2, 16, 16]}},
+               [{"api": "Fixpipe", "dst": "out", "src": "l0c", "params": {"FixpipeParamsC310": {
+                   "nSize": 16, "mSize": 16, "srcStride": 16, "dstStride": 16, "quantPre": "QF322B8_PRE",
+                   "deqScalar": {"scale": 0.25}, "preReluMode": "NO_RELU", "preClipReluMode": "NOCLIP_RELU",
+                   "params": {"Nz2NdParams": {"ndNum": 2, "srcNdStride": 16, "dstNdStride": 256}}}}},
+                {"api": "SetHF32Mode", "params": {"mode": False}},
+                {"api": "SetOverflow", "params": {"v": 1}},
+                {"api": "SetFixpipePreQuantFlag", "params": {"config": 1056964608}}], ["out"])
+    res = _run(doc)
+    assert res.program.ops[0].params_dict()["FixpipeParamsC310"]["params"] == {
+        "Nz2NdParams": {"ndNum": 2, "srcNdStride": 16, "dstNdStride": 256}}
 
 
 # --------------------------------------------------------------------------------------------- errors
@@ -401,3 +401,45 @@ def test_check_reports_a_run_time_parameter_error_with_the_step(tmp_path, capsys
     err = capsys.readouterr().err
     assert "ops[0] Fixpipe(out, l0c)" in err and "nSize=5000" in err
     assert "[at ops[0].params.FixpipeParamsV220.nSize]" in err
+
+
+def test_error_scale_word_sign_not_bool():
+    text = _error(_fixpipe(quantPre="DEQF16", deqScalar={"scale": 0.5, "sign": 1}))
+    assert "ops[0].params.FixpipeParamsV220.deqScalar.sign" in text and "sign=1: expected true or false" in text
+
+
+def test_error_nested_params_integer_range():
+    ops = [{"api": "Fixpipe", "dst": "out", "src": "l0c", "params": {"FixpipeParamsArch3510": {**FP, "params": 300}}}]
+    text = _error(ops, product="ATLAS_350")
+    assert "FixpipeParamsArch3510.params: 300 is outside [0, 255]" in text and "Nz2NdParams or Nz2DnParams" in text
+
+
+def test_error_nz2nd_flag_range():
+    text = _error([{"api": "SetFixpipeNz2ndFlag", "params": {"ndNum": 70000, "srcNdStride": 0, "dstNdStride": 0}}])
+    assert "ops[0].params.ndNum: 70000 is outside [0, 65535]" in text
+
+
+def test_error_nz2nd_flag_missing_parameter():
+    text = _error([{"api": "SetFixpipeNz2ndFlag", "params": {"ndNum": 1, "srcNdStride": 0}}])
+    assert "SetFixpipeNz2ndFlag got ndNum, srcNdStride; expected params {ndNum, srcNdStride, dstNdStride}" in text
+
+
+def test_error_mmad_rule_option_types():
+    bufs = {**BASE, "aGm": {"dtype": "half", "shape": [16], "init": "uniform"}}
+    for opt, want in (({"transpose_b": 1}, "transpose_b=1; expected true or false"),
+                      ({"k_chunks": 16}, "expected a list of integers"),
+                      ({"k0": 0}, "0 is outside [1, 64]")):
+        with pytest.raises(CaseError) as exc:
+            case_from_dict(_doc("ATLAS_A2", bufs, _fixpipe(), [{"buffer": "out", "compare": {
+                "rule": "mmad", "a": "aGm", "b": "aGm", **opt}}]))
+        assert want in str(exc.value) and "\n" not in str(exc.value)
+
+
+def test_a_list_of_scale_word_tables_is_a_sweep():
+    doc = _doc("ATLAS_A2", {"l0c": L0C_I, "out": {"dtype": "half", "shape": [16, 16]}},
+               [{"api": "Fixpipe", "dst": "out", "src": "l0c", "params": {"FixpipeParamsV220": {
+                   **FP, "quantPre": "DEQF16", "deqScalar": [{"scale": 0.5}, {"scale": 0.25}]}}}], ["out"])
+    case = case_from_dict(doc)
+    assert len(case) == 2
+    half, quarter = (run_program(case.point(i)).outputs["out"][0].astype(np.float64) for i in range(2))
+    assert np.array_equal(half, 2 * quarter)
