@@ -80,18 +80,26 @@ def _out(out, shape, dt, api: str, a: np.ndarray) -> np.ndarray:
 
 class _Raw:
     """Global memory over an array's bytes, as the executor sees a tensor (no copy; every byte defined, so no
-    definedness cost). A light GlobalTensor: to_nz / from_nz of small arrays are dominated by such overheads."""
+    definedness cost). A light GlobalTensor: to_nz / from_nz of small arrays are dominated by such overheads
+    (its signature is made only when a plan is: the plans are cached by shape and host residue)."""
 
-    __slots__ = ("memory", "offset", "_sig")
+    __slots__ = ("memory", "offset")
 
-    def __init__(self, memory: Memory, sig: TensorSig):
-        self.memory, self.offset, self._sig = memory, 0, sig
+    def __init__(self, memory: Memory):
+        self.memory, self.offset = memory, 0
+
+    @property
+    def _sig(self) -> TensorSig:
+        """The signature a plan over this array is made for (the array's bytes, its host residue)."""
+        return _sig(self.memory.size, self.memory.addr0)
 
 
 def _raw(a: np.ndarray) -> _Raw:
-    data = a.reshape(-1).view(np.uint8)
-    mem = Memory(data, Phys.GM)
-    return _Raw(mem, TensorSig(TPosition.GM, Phys.GM, _U8, data.size, 0, mem.addr0 % 64))
+    return _Raw(Memory(a.reshape(-1).view(np.uint8), Phys.GM))
+
+
+def _sig(nbytes: int, host_mod: int) -> TensorSig:
+    return TensorSig(TPosition.GM, Phys.GM, _U8, nbytes, 0, host_mod)
 
 
 def to_nz_call(array, c0=None, out=None) -> tuple:
@@ -105,7 +113,7 @@ def to_nz_call(array, c0=None, out=None) -> tuple:
     if not out.size:
         return out, None, None, None
     src, dst = _raw(a), _raw(out)
-    return out, _to_nz_plan(batch, rows, cols, dt.itemsize, c0, src._sig, dst._sig), dst, src
+    return out, _to_nz_plan(batch, rows, cols, dt.itemsize, c0, src.memory.addr0, dst.memory.addr0), dst, src
 
 
 def from_nz_call(array, shape, c0=None, out=None) -> tuple:
@@ -132,12 +140,13 @@ def from_nz_call(array, shape, c0=None, out=None) -> tuple:
     if not out.size:
         return out, None, None, None
     src, dst = _raw(a), _raw(out)
-    return out, _from_nz_plan(batch, rows, cols, dt.itemsize, c0, src._sig, dst._sig), dst, src
+    return out, _from_nz_plan(batch, rows, cols, dt.itemsize, c0, src.memory.addr0, dst.memory.addr0), dst, src
 
 
 @lru_cache(maxsize=256)
-def _to_nz_plan(batch, rows, cols, es, c0, src_sig, dst_sig):
-    """Loops (batch, column block, row): the destination is written sequentially."""
+def _to_nz_plan(batch, rows, cols, es, c0, src_mod, dst_mod):
+    """Loops (batch, column block, row): the destination is written sequentially. ``*_mod``: host address
+    residues (which unsigned views fit)."""
     n16 = -(-rows // ROWS) * ROWS
     nfull, rem = divmod(cols, c0)
     nblk = nfull + (rem > 0)
@@ -152,11 +161,11 @@ def _to_nz_plan(batch, rows, cols, es, c0, src_sig, dst_sig):
         steps.append(Fill((nfull * col + rem * es,), blk - rem * es, ((batch, db), (rows, blk)), zero))
     if n16 > rows:
         steps.append(Fill((rows * blk,), (n16 - rows) * blk, ((batch, db), (nblk, col)), zero))
-    return make_plan("to_nz", steps, src_sig, dst_sig)
+    return make_plan("to_nz", steps, _sig(batch * rows * cols * es, src_mod), _sig(batch * nblk * col, dst_mod))
 
 
 @lru_cache(maxsize=256)
-def _from_nz_plan(batch, rows, cols, es, c0, src_sig, dst_sig):
+def _from_nz_plan(batch, rows, cols, es, c0, src_mod, dst_mod):
     """Loops (batch, column block, row): the source is read sequentially."""
     n16 = -(-rows // ROWS) * ROWS
     nfull, rem = divmod(cols, c0)
@@ -168,7 +177,7 @@ def _from_nz_plan(batch, rows, cols, es, c0, src_sig, dst_sig):
         steps.append(Move((0,), (0,), blk, ((batch, sb, db), (nfull, col, blk), (rows, blk, cols * es))))
     if rem:
         steps.append(Move((nfull * col,), (nfull * blk,), rem * es, ((batch, sb, db), (rows, blk, cols * es))))
-    return make_plan("from_nz", steps, src_sig, dst_sig)
+    return make_plan("from_nz", steps, _sig(batch * nblk * col, src_mod), _sig(batch * rows * cols * es, dst_mod))
 
 
 # ----------------------------------------------------------------------------------------------- param helpers

@@ -19,7 +19,7 @@ from .. import config
 from ..errors import OutOfBoundsError
 from . import abi
 from .abi import MAX_LOOPS
-from .steps import Convert, Fill, Move, check_span, hull, step_spans, written
+from .steps import Convert, Fill, Move, check_span, step_spans, written
 
 
 #: kernel steps of the layout kernels (byte views; packed by match_kernel)
@@ -407,6 +407,7 @@ def _check_lowered(api: str, ks, span, residue: int, dst_side: bool) -> None:
 
 
 _REPLICATED = {}
+_ZERO64 = np.uint64(0)
 
 
 def _replicated(pattern: bytes, w: int) -> np.uint64:
@@ -442,31 +443,29 @@ def lower_small(step, src_residue: int, dst_residue: int):
         nbytes *= lp[0]
     if nbytes >= config.LAYOUT_BYTES or nbytes >= config.PARALLEL_BYTES:
         return None
-    g = burst
-    for lp in loops:
-        for v in lp[1:]:
-            g = gcd(g, v)
-    for o in step.dst_offs:
-        g = gcd(g, dst_residue + o)
+    # the widest view dividing every offset, stride and burst (as _width), in one gcd
     if kind is Move:
-        for o in step.src_offs:
-            g = gcd(g, src_residue + o)
+        g = gcd(burst, *[v for lp in loops for v in lp[1:]], *[dst_residue + o for o in step.dst_offs],
+                *[src_residue + o for o in step.src_offs])
+    else:
+        g = gcd(burst, *[lp[1] for lp in loops], *[dst_residue + o for o in step.dst_offs])
     w = 8 if g % 8 == 0 else 4 if g % 4 == 0 else 2 if g % 2 == 0 else 1
     doffs = _units(step.dst_offs, dst_residue, w)
+    pad = abi.NO_LOOPS[len(loops):]
     if kind is Move:
-        lu = abi.NO_LOOPS[len(loops):] + tuple((lp[0], lp[1] // w, lp[2] // w) for lp in loops)
+        lu = pad + tuple([(lp[0], lp[1] // w, lp[2] // w) for lp in loops])
         soffs = _units(step.src_offs, src_residue, w)
         chunk = (0, n_off, 0, lu[0][0])
-        return KStep("copy", w, doffs, soffs, burst // w, lu, np.uint64(0), True,
+        return KStep("copy", w, doffs, soffs, burst // w, lu, _ZERO64, True,
                      Move(step.src_offs, step.dst_offs, burst, loops), (chunk,), (),
                      (abi.pack(burst // w, lu, chunk, doffs, soffs),))
     pattern = step.pattern
     if pattern is not None and w < len(pattern) and len(set(pattern)) > 1:
         return None  # (make_plan sends such a plan to the exact path before lowering)
-    lu = abi.NO_LOOPS[len(loops):] + tuple((lp[0], 0, lp[1] // w) for lp in loops)
+    lu = pad + tuple([(lp[0], 0, lp[1] // w) for lp in loops])
     chunk = (0, n_off, 0, lu[0][0])
     return KStep("fill", w, doffs, (), burst // w, lu, _replicated(pattern, w) if pattern is not None else
-                 np.uint64(0), pattern is not None, step._replace(burst=burst, loops=loops), (chunk,), (),
+                 _ZERO64, pattern is not None, step._replace(burst=burst, loops=loops), (chunk,), (),
                  (abi.pack(burst // w, lu, chunk, doffs, ()),))
 
 
@@ -540,30 +539,46 @@ def general_plan(api: str, steps: tuple, src, dst, warnings=(), exact: bool = Fa
                  small: bool = True) -> Plan:
     """:func:`make_plan` without the single-burst builder; ``small=False``: without :func:`lower_small`
     either (the reference the tests hold the direct builders to)."""
-    spans = [step_spans(s) for s in steps]
-    read = hull(r for r, _ in spans)
-    write = hull(w for _, w in spans)
+    read = write = None
+    nbytes = 0
+    defined_only = True  # every step a copy or a documented fill (a dense plan marks its span at once)
+    for s in steps:
+        r, w = step_spans(s)
+        if r is not None:
+            read = r if read is None else (min(read[0], r[0]), max(read[1], r[1]))
+        write = w if write is None else (min(write[0], w[0]), max(write[1], w[1]))
+        nbytes += written(s)
+        if not (isinstance(s, Move) or (isinstance(s, Fill) and s.pattern is not None)):
+            defined_only = False
     if read is not None:
         check_span(api, "read", read, src.nbytes, "source")
     check_span(api, "write", write, dst.nbytes, "destination")
     src_res = src.host_mod if src is not None else 0
-    if not exact and any(_narrow_pattern(s, dst.host_mod) for s in steps):
+    dst_res = dst.host_mod
+    if not exact and any(_narrow_pattern(s, dst_res) for s in steps):
         exact = True  # a multi-byte fill pattern on bytes no view of its width can address: the exact path
     ksteps = ()
-    by_small = set()  # ids of the kernel steps lower_small built (checked from their fields)
+    general = []  # kernel steps of the general lowering (checked below from their packed arguments)
     if not exact:
         out = []
         for s in steps:
-            k = lower_small(s, src_res, dst.host_mod) if small else None
-            if k is not None:
-                by_small.add(id(k))
+            k = lower_small(s, src_res, dst_res) if small else None
+            if k is not None:  # checked here, from its fields
+                if k.kind == "copy":
+                    _check_small(api, k, read, src_res, False)
+                _check_small(api, k, write, dst_res, True)
                 out.append(k)
             else:
-                out.extend(finalize(k) for k in lower_all(s, src_res, dst.host_mod, True))
+                more = [finalize(k) for k in lower_all(s, src_res, dst_res, True)]
+                general.extend(more)
+                out.extend(more)
         ksteps = tuple(out)
-    nbytes = sum(written(s) for s in steps)
-    dense = (not exact and nbytes == write[1] - write[0]
-             and all(isinstance(s, Move) or (isinstance(s, Fill) and s.pattern is not None) for s in steps))
+    for ks in general:  # (the strided kernels' steps; the layout kernels pack their own arguments)
+        if ks.kind in ("copy", "fill"):
+            _check_lowered(api, ks, write, dst_res, True)
+        if ks.kind == "copy":
+            _check_lowered(api, ks, read, src_res, False)
+    dense = not exact and defined_only and nbytes == write[1] - write[0]
     span_mark = ()
     if not dense and not exact:  # per-copy plane marks (one per plan step, on its first kernel step)
         seen = set()
@@ -571,25 +586,17 @@ def general_plan(api: str, steps: tuple, src, dst, warnings=(), exact: bool = Fa
         for ks in ksteps:
             if ks.kind in ("copy",) + LAYOUT_KINDS and id(ks.step) not in seen:
                 seen.add(id(ks.step))
-                was_small = id(ks) in by_small
-                ks = ks._replace(mark=_marks(ks.step, dst.host_mod, small))
-                if was_small:
-                    by_small.add(id(ks))
+                ks = ks._replace(mark=_marks(ks.step, dst_res, small))
+                for mk in ks.mark:
+                    whole = (len(mk.chunks) == 1 and mk.chunks[0][1] == len(mk.doffs) and mk.chunks[0][2] == 0
+                             and mk.chunks[0][3] == mk.loops[0][0])
+                    (_check_small if whole else _check_lowered)(api, mk, write, dst_res, True)
             marked.append(ks)
         ksteps = tuple(marked)
     if dense and write[1] - write[0] >= config.PARALLEL_BYTES:  # smaller spans are set with numpy by the executor
-        span_mark = _span_fill(write[0], write[1], dst.host_mod)
-    for ks in ksteps:  # (the strided kernels' steps; the layout kernels pack their own arguments)
-        check = _check_small if id(ks) in by_small else _check_lowered
-        if ks.kind in ("copy", "fill"):
-            check(api, ks, write, dst.host_mod, True)
-        if ks.kind == "copy":
-            check(api, ks, read, src_res, False)
-        for mk in ks.mark:
-            (_check_small if len(mk.chunks) == 1 and mk.chunks[0][1] == len(mk.doffs) and mk.chunks[0][2] == 0
-             and mk.chunks[0][3] == mk.loops[0][0] else _check_lowered)(api, mk, write, dst.host_mod, True)
+        span_mark = _span_fill(write[0], write[1], dst_res)
     for mk in span_mark:
-        _check_lowered(api, mk, write, dst.host_mod, True)
+        _check_lowered(api, mk, write, dst_res, True)
     fast = None
     if (not warnings and not effects and not exact and len(ksteps) == 1 and ksteps[0].kind == "copy"
             and len(ksteps[0].metas) == 1):

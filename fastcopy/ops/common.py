@@ -93,9 +93,20 @@ def check_alignment(call: Call, gm_rule: str) -> None:
                                  f"{call.product}: address % {align} = {t.addr_mod % align}")
 
 
+#: (call, table, gm_rule) combinations that passed check_operands: a pure function of hashable values (the
+#: tables are module constants), so a pass is remembered; errors are raised again every time
+_OPERANDS_OK: dict = {}
+
+
 def check_operands(call: Call, table: dict, gm_rule: str) -> None:
     """The checks every same-dtype op starts with: path and dtype supported, one dtype on both sides, start
-    alignment (``gm_rule``: the op's ALIGN_GM key)."""
+    alignment (``gm_rule``: the op's ALIGN_GM key). Passes are cached per (call, table, rule)."""
+    key = (call, id(table), gm_rule)
+    if key in _OPERANDS_OK:
+        return
     check_path(call, table, call.src.dtype)
     check_same_dtype(call)
     check_alignment(call, gm_rule)
+    if len(_OPERANDS_OK) >= 4096:
+        _OPERANDS_OK.clear()
+    _OPERANDS_OK[key] = table  # (holding the table keeps its id from being reused)

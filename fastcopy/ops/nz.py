@@ -201,8 +201,7 @@ def _small_c0_steps(p, es: int, pitch: int):
 def _nd2nz_warnings(call: Call, p, small_c0: bool) -> list:
     """The emulation-domain conditions of semantics.md §5.5 and the 350 stride rounding (semantics.md §5.2, §10)."""
     product, es = call.product, call.src.itemsize
-    path = f"{call.src.position}->{call.dst.position} ND2NZ"
-    on = f"{path} on {product}"
+    on = _On(call)
     c0 = BLK // es
     nd, n, d = p.ndNum, p.nValue, p.dValue
     warns = []
@@ -231,6 +230,19 @@ def _nd2nz_warnings(call: Call, p, small_c0: bool) -> list:
     elif call.path == (_UB, _L1):
         warns += _ub_tscm_warnings(call, p, on)
     return warns
+
+
+class _On:
+    """``"<src>-><dst> ND2NZ on <product>"``, formatted only when a warning uses it (most calls have none)."""
+
+    __slots__ = ("call",)
+
+    def __init__(self, call: Call):
+        self.call = call
+
+    def __str__(self) -> str:
+        c = self.call
+        return f"{c.src.position}->{c.dst.position} ND2NZ on {c.product}"
 
 
 def _vector_add_warning(api: str, on: str, dtype) -> list:

@@ -38,6 +38,8 @@ PADREG = "padreg"
 class PaddingMode(enum.Enum):
     """Atlas 350 ``PaddingMode`` template argument (semantics.md §4.4)."""
 
+    __hash__ = object.__hash__  # members are singletons: identity hash, computed in C (plan-cache keys)
+
     Normal = 0
     Compact = 1
 

@@ -15,6 +15,7 @@ errors (semantics.md §9 #24). The plan is one Move: outer offsets = the start o
 
 from __future__ import annotations
 
+import math
 from functools import lru_cache
 
 import numpy as np
@@ -129,7 +130,7 @@ def plan_keys(dkeys, skeys, dim_value, src, dst, product, loop, gm_shape):
     # rule 3: equal counts on both sides
     n0 = {side: run_count(info[side][0], run) for side in _SIDES}
     counts = {side: [run_count(k, 1) for k in info[side][1:]] for side in _SIDES}
-    combos = {side: int(np.prod(counts[side], dtype=object)) if counts[side] else 1 for side in _SIDES}
+    combos = {side: math.prod(counts[side]) for side in _SIDES}  # (exact Python ints)
     if n0["dstSliceInfo"] != n0["srcSliceInfo"]:
         raise ParamError(f"{API}: dstSliceInfo[0] selects {n0['dstSliceInfo']} run(s) of L={run} elements but "
                          f"srcSliceInfo[0] selects {n0['srcSliceInfo']}; both sides must select the same number "
@@ -171,7 +172,7 @@ def plan_keys(dkeys, skeys, dim_value, src, dst, product, loop, gm_shape):
 
 
 def _product_text(counts) -> str:
-    total = int(np.prod(counts, dtype=object)) if counts else 1
+    total = math.prod(counts)
     return f"{total} ({' * '.join(map(str, counts))})" if len(counts) > 1 else str(total)
 
 
@@ -305,6 +306,12 @@ def _span(keys, shapes, run, n_runs, es) -> tuple:
 
 def _offsets(keys, shapes, es) -> tuple:
     """Byte offset of the first run of every combination of dims >= 1, dim 1 fastest (semantics.md §7.2)."""
+    if len(keys) <= 2:  # (a few combinations: plain Python is cheaper than numpy, and the same ints)
+        if len(keys) == 1:
+            return (keys[0][START] * es,)
+        k, pitch = keys[1], shapes[0]
+        step = 1 + k[STRIDE]
+        return tuple(((k[START] + t * step) * pitch + keys[0][START]) * es for t in range(run_count(k, 1)))
     offs = np.array([keys[0][START]], np.int64)
     pitch = 1
     for d in range(1, len(keys)):
