@@ -13,7 +13,7 @@ from cube_out_util import bits, array, for_product, fresh, load_a, load_b, place
 from fastcopy import (AlignmentError, FastCopyWarning, HF32Mode, HF32TransMode, Mmad, MmadParams,
                       OutOfBoundsError, Product, RangeError, SetHF32Mode, SetHF32TransMode, TPosition,
                       UnsupportedError)
-from fastcopy.cube import l0c, quant
+from fastcopy.cube import l0c, numerics, quant
 from fastcopy.cube.mmad import COMBOS, HIF8_COMBO
 from fastcopy.cube.numerics import matmul_ordered
 from fastcopy.reference import cube_hif8, cube_mmad
@@ -385,3 +385,46 @@ def test_exporting_padding_warns():
     with pytest.warns(FastCopyWarning, match="mSize=16, nSize=16 exports padding of the Mmad tile at L0C byte 0 "
                       "\\(m=10, n=12\\)"):
         Fixpipe(GlobalTensor(out), c, FixpipeParamsV220(nSize=16, mSize=16, srcStride=16, dstStride=16))
+
+
+@pytest.mark.parametrize("kind", ["half", "bf16", "float", "cancel", "ties", "special", "huge"])
+@pytest.mark.parametrize("ctrl48", [True, False])
+@pytest.mark.parametrize("with_c0", [False, True])
+def test_fused_store_equals_the_ordered_sum(kind, ctrl48, with_c0):
+    """The one-pass settle/encode/store kernel against the literal ordered sum, on data where BLAS order matters
+    (float32 inputs, cancellation, exact ties between float32 neighbours), with NaN/inf and overflow."""
+    rng = np.random.default_rng(len(kind) * 7 + ctrl48 + 2 * with_c0)
+    m, k, n = 48, 96, 32
+    t = {"half": 10, "bf16": 7}.get(kind, 23)
+    if kind == "half":
+        a = rng.uniform(-1, 1, (m, k)).astype(np.float16).astype(np.float64)
+        b = rng.uniform(-1, 1, (k, n)).astype(np.float16).astype(np.float64)
+    elif kind == "bf16":
+        a = (rng.standard_normal((m, k)) * 1e3).astype(ml_dtypes.bfloat16).astype(np.float64)
+        b = (rng.standard_normal((k, n)) * 1e-3).astype(ml_dtypes.bfloat16).astype(np.float64)
+    elif kind == "cancel":  # large terms that cancel: the sum sits far below the magnitudes
+        big = rng.standard_normal((m, k // 2)).astype(np.float32)
+        a = np.concatenate([big, -big], axis=1).astype(np.float64)
+        a += rng.standard_normal((m, k)).astype(np.float32) * 2.0**-20
+        b = np.ones((k, n)) + rng.standard_normal((k, n)).astype(np.float32) * 2.0**-12
+    elif kind == "ties":  # sums exactly half-way between float32 neighbours
+        a = np.zeros((m, k))
+        b = np.zeros((k, n))
+        a[:, 0], a[:, 1] = 1.0, 2.0**-24
+        b[0], b[1] = 1.0, rng.integers(1, 4, n)
+    else:
+        a = rng.standard_normal((m, k)).astype(np.float32).astype(np.float64)
+        b = rng.standard_normal((k, n)).astype(np.float32).astype(np.float64)
+        if kind == "special":
+            a[3, 5], a[7, 1], b[2, 9] = np.nan, np.inf, -np.inf
+        if kind == "huge":
+            a *= 2.0**100
+            b *= 2.0**60
+    c0 = rng.standard_normal((m, n)).astype(np.float32).astype(np.float64) if with_c0 else None
+    fmt = quant.FORMATS["F32"]
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = quant.encode_float(matmul_ordered(a, b) + (0 if c0 is None else c0), fmt, ctrl48)
+    dst = np.zeros(m * n, np.uint32)
+    numerics.matmul_store_f32(a, b, c0, ctrl48, dst.view(np.float32), dst, t, t)
+    got = dst[l0c.tile_offsets(m, n)]
+    assert np.array_equal(got, want), (kind, np.argwhere(got != want)[:5])

@@ -46,6 +46,9 @@ COMBOS: dict[tuple, tuple] = {
     # hifloat8_t x hifloat8_t -> float: HiFloat8 has no numpy type; its codes travel as uint8 (fastcopy.cube.hif8)
     (D["hifloat8_t"], D["hifloat8_t"], D["float"]): (frozenset({P.ATLAS_350}), D["float"]),
 }
+#: stored fraction bits of the float input formats (HiFloat8: at most 3), to prove sums exact
+_FRACTION_BITS = {D["half"]: 10, D["bfloat16_t"]: 7, D["fp8_e4m3fn_t"]: 3, D["fp8_e5m2_t"]: 2,
+                  D["hifloat8_t"]: 3, D["float"]: 23}
 #: the (U, S, T) combination whose uint8 operands are HiFloat8 codes
 HIF8_COMBO = (D["hifloat8_t"], D["hifloat8_t"], D["float"])
 BIAS_PRODUCTS = NEW
@@ -248,6 +251,21 @@ def Mmad(dst, fm, filter, *args):  # noqa: N802, A002
         fmt = quant.FORMATS[quant.FORMAT_OF[t]]
         mode = state.ctrl48(pipe)
         c64 = None if c0 is None else c0.astype(np.float64)
+        mem = dst.memory
+        if fmt.name == "F32" and defined is None and not gemv and not mem.readonly:
+            # one compiled pass settles, encodes and stores the tile straight into L0C
+            for msg in warns:
+                warnings.warn(msg, FastCopyWarning, stacklevel=2)
+            lo, hi = dst.offset, dst.offset + 4 * c_offs.size
+            region = mem.data[lo:hi]
+            numerics.matmul_store_f32(a64, b64, c64, mode, region.view(np.float32), region.view(np.uint32),
+                                      _FRACTION_BITS.get(u, 23), _FRACTION_BITS.get(s, 23))
+            if mem.plane is not None:
+                mem.plane[lo:hi] = 1
+                mem.note_defined(lo, hi)
+            state.unit_flag_apply(pipe, flag_update)
+            state.note_tile(pipe, dst.offset, m, n, t.itemsize)
+            return
         out = numerics.matmul_rounded(a64, b64, c64, lambda v: quant.encode_float(v, fmt, mode),
                                       f32=fmt.name == "F32").view(t)
     if gemv:  # rows 1..15 of each written fractal are undefined

@@ -100,3 +100,18 @@ def matmul_rounded(a: np.ndarray, b: np.ndarray, c0, encode, f32: bool = False) 
             exact = _ordered_at(a, b, rows, cols)
             out[rows, cols] = encode(_add(exact, None if c0 is None else c0[rows, cols]))
     return out
+
+
+def matmul_store_f32(a: np.ndarray, b: np.ndarray, c0, ctrl48: bool, dst_f: np.ndarray, dst_u: np.ndarray,
+                     t_a: int = 23, t_b: int = 23) -> int:
+    """:func:`matmul_rounded` for a float32 result, stored straight into the L0C tile (``dst_f`` / ``dst_u``:
+    float32 / uint32 views of its bytes; element ``(i, j)`` at ``(j // 16) * rows * 16 + i * 16 + j % 16``).
+    ``t_a``, ``t_b``: stored fraction bits of the input formats (they prove sums exact). Returns how many
+    elements were summed in the stated order."""
+    from ..kernels.matmul import settle_store_f32
+
+    with np.errstate(invalid="ignore", over="ignore"):
+        a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+        s = blas_matmul(a, b)
+        c = np.ascontiguousarray(c0) if c0 is not None else s
+        return settle_store_f32(a, b, s, c, c0 is not None, _scale(a.shape[1]), t_a, t_b, ctrl48, dst_f, dst_u)

@@ -71,3 +71,139 @@ def gather_decode(raw, offs, lut, out):  # pragma: no cover - compiled
             if v != v:
                 nan = True
     return nan
+
+
+@numba.njit(cache=True, boundscheck=False, nogil=True)
+def _lsb(e, t):  # pragma: no cover - compiled
+    """From the lowest biased float64 exponent ``e`` of a set of values with ``t`` stored fraction bits: a lower
+    bound of the exponent of their last significant bit (0 if all were zero; -4096 if one was inf or NaN)."""
+    if e == -4096:
+        return -4096
+    if e == 4096:
+        return 0
+    return e - 1023 - t
+
+
+@numba.njit(cache=True, boundscheck=False, nogil=True)
+def _row_stats(x, t, total, lsb):  # pragma: no cover - compiled
+    """Per row of ``x`` (float64 values of a format with ``t`` stored fraction bits): ``total[i] = sum |x|``
+    (4 partial sums; the caller adds a margin) and ``lsb[i]`` (see :func:`_lsb`)."""
+    m, k = x.shape
+    bits = x.reshape(m * k).view(np.uint64)
+    for i in range(m):
+        s0 = s1 = s2 = s3 = 0.0
+        p = 0
+        while p + 4 <= k:
+            s0 += abs(x[i, p])
+            s1 += abs(x[i, p + 1])
+            s2 += abs(x[i, p + 2])
+            s3 += abs(x[i, p + 3])
+            p += 4
+        while p < k:
+            s0 += abs(x[i, p])
+            p += 1
+        total[i] = (s0 + s1) + (s2 + s3)
+        low = 4096
+        for p in range(k):
+            e = np.int64((bits[i * k + p] >> np.uint64(52)) & np.uint64(0x7FF))
+            if e == 0x7FF:
+                low = -4096
+                break
+            if e != 0 and e < low:
+                low = e
+        lsb[i] = _lsb(low, t)
+
+
+@numba.njit(cache=True, boundscheck=False, nogil=True)
+def _col_stats(x, t, cmax, lsb):  # pragma: no cover - compiled
+    """Per column of ``x``: ``cmax[j] = max |x|`` (NaN propagates) and ``lsb[j]`` (see :func:`_lsb`)."""
+    k, n = x.shape
+    bits = x.reshape(k * n).view(np.uint64)
+    low = np.full(n, 4096, np.int64)
+    for j in range(n):
+        cmax[j] = 0.0
+    for p in range(k):
+        for j in range(n):
+            v = abs(x[p, j])
+            cmax[j] = cmax[j] if v <= cmax[j] else v
+            e = np.int64((bits[p * n + j] >> np.uint64(52)) & np.uint64(0x7FF))
+            if e == 0x7FF:
+                low[j] = -4096
+            elif e != 0 and e < low[j] and low[j] != -4096:
+                low[j] = e
+    for j in range(n):
+        lsb[j] = _lsb(low[j], t)
+
+
+@numba.njit(cache=True, boundscheck=False, nogil=True)
+def settle_store_f32(a, b, s, c0, has_c0, scale, t_a, t_b, ctrl48, dst_f, dst_u):  # pragma: no cover - compiled
+    """``C = F32(sum_p a[i, p] * b[p, j] + c0[i, j])`` with the sum in float64 in increasing ``p``, from BLAS sums
+    ``s`` (any order), stored straight into the L0C tile: element ``(i, j)`` of the ``16*M1 x 16*N1`` result goes
+    to element ``(j // 16) * 16*M1 * 16 + i * 16 + j % 16`` (``dst_f`` / ``dst_u``: float32 / uint32 views of the
+    same bytes). ``t_a``, ``t_b``: stored fraction bits of the input formats.
+
+    Element ``(i, j)`` keeps the BLAS value when it is provably the ordered one: either every partial sum of any
+    order is exact (all products are multiples of ``2^(lsb_a[i] + lsb_b[j])`` and ``sum |a*b| < 2^(that + 53)``),
+    or every value within ``scale * sum |a| * max |b|`` of it rounds to the same float32. Otherwise (and for NaN)
+    the ordered sum is formed. Encoding: nearest even; INF_NAN mode (``ctrl48``): overflow -> +-inf, NaN ->
+    canonical quiet NaN with the sign; saturation mode: overflow and +-inf -> +-FLT_MAX, NaN -> +0. Returns the
+    count of elements summed in the stated order. Pass 1 is branch-free; pass 2 runs only if needed."""
+    m, k = a.shape
+    n = b.shape[1]
+    ra = np.empty(m)
+    la = np.empty(m, np.int64)
+    cb = np.empty(n)
+    lb = np.empty(n, np.int64)
+    _row_stats(a, t_a, ra, la)
+    _col_stats(b, t_b, cb, lb)
+    pa = np.empty(m)
+    pb = np.empty(n)
+    for i in range(m):
+        ra[i] *= 1.0 + 2.0**-40  # the float64 row sums may fall short by k ulps at most
+        pa[i] = 2.0 ** min(la[i] + 53, 1000) if la[i] > -4096 else 0.0
+    for j in range(n):
+        pb[j] = 2.0 ** max(lb[j], -1000) if lb[j] > -4096 else 0.0
+    bad = 0
+    for i in range(m):
+        ei = ra[i] * scale
+        pai = pa[i]
+        rai = ra[i]
+        for jb in range(n // 16):
+            row = (jb * m + i) * 16
+            for jj in range(16):
+                j = jb * 16 + jj
+                e = ei * cb[j]
+                v = s[i, j]
+                c = c0[i, j] if has_c0 else 0.0
+                dst_f[row + jj] = np.float32(v + c)
+                inexact = not (rai * cb[j] < pai * pb[j])  # NaN bounds count as inexact
+                bad += inexact & (np.float32((v - e) + c) != np.float32((v + e) + c))
+    if bad == 0 and ctrl48:
+        return 0
+    redo = 0
+    fmax = np.float32(3.4028234663852886e38)
+    for i in range(m):
+        for j in range(n):
+            row = ((j // 16) * m + i) * 16 + j % 16
+            e = ra[i] * scale * cb[j]
+            c = c0[i, j] if has_c0 else 0.0
+            v = s[i, j]
+            if ra[i] * cb[j] < pa[i] * pb[j] or np.float32((v - e) + c) == np.float32((v + e) + c):
+                r = v + c
+            else:
+                acc = 0.0
+                for p in range(k):
+                    acc += a[i, p] * b[p, j]
+                r = acc + c
+                redo += 1
+            if r != r:
+                if ctrl48:
+                    dst_u[row] = np.uint32(0xFFC00000) if np.signbit(r) else np.uint32(0x7FC00000)
+                else:
+                    dst_u[row] = np.uint32(0)
+            else:
+                f = np.float32(r)
+                if not ctrl48 and (f == np.inf or f == -np.inf):
+                    f = fmax if r > 0 else -fmax
+                dst_f[row] = f
+    return redo
