@@ -543,3 +543,30 @@ def test_310b_zero_sizes_are_errors_and_nd_stride_unit_warns():
         DataCopy(GlobalTensor(out), src, DataCopyCO12DstParams(16, 4, 16, 16, "NoQuant", nz2ndEn=True))
     x = np.arange(1024, dtype=np.float32)
     assert np.array_equal(out[64:128], x[256:320])  # matrix 1 starts 16*16 elements later
+
+
+def test_repeated_fixpipe_stays_exact():
+    """Repeats of one NZ2ND Fixpipe take the prepared path: new L0C data, state written in between, undefined
+    source bytes and an Mmad tile's padding must all still be seen."""
+    from fastcopy.cube import state as cube_state
+
+    pipe = fresh("A2")
+    src = place(pipe, TPosition.CO1, np.arange(1024, dtype=np.float32))
+    out = np.zeros((32, 20), np.float32)
+    gm = GlobalTensor(out)
+    p = FixpipeParamsV220(nSize=20, mSize=32, srcStride=32, dstStride=20)
+
+    def want(x):
+        return x.reshape(2, 32, 16).transpose(1, 0, 2).reshape(32, 32)[:, :20]
+
+    for rnd in range(3):
+        data = np.arange(1024, dtype=np.float32) * (rnd + 1)
+        src[:] = data
+        Fixpipe(gm, src, p)
+        assert np.array_equal(out, want(data)), rnd
+    SetFixpipeNz2ndFlag(3, 1, 1, pipe=pipe)
+    Fixpipe(gm, src, p)
+    assert pipe.state[cube_state.ND_PARA] == (1, 0, 0)  # the Fixpipe's own side effect, written again
+    src.set_undefined()
+    Fixpipe(gm, src, p)
+    assert not gm.defined().any()
