@@ -285,22 +285,15 @@ def _read_int4(tensor, offs):
     return np.where(nib >= 8, nib - 16, nib).astype(np.int8), ok
 
 
-@functools.lru_cache(maxsize=4)
-def _lut(dtype) -> np.ndarray:
-    """float64 value of every 16-bit pattern of ``dtype`` (half or bfloat16)."""
-    with np.errstate(invalid="ignore"):
-        return np.arange(65536, dtype=np.uint32).astype(np.uint16).view(dtype).astype(np.float64)
-
-
 def _gather16(tensor, offs):
     """(float64 values, any NaN, definedness) of the 16-bit float elements at ``offs``."""
-    from ..kernels.matmul import gather_decode  # numba: loaded on first use (import fastcopy stays numba-free)
+    from ..kernels.matmul import gather_half_bits  # numba: loaded on first use (import fastcopy stays numba-free)
 
     mem = tensor.memory
     hi = int(offs.max()) + 1 if offs.size else 0
     raw = mem.data[tensor.offset:tensor.offset + 2 * hi].view(np.uint16)
     out = np.empty(offs.shape, np.float64)
-    nan = gather_decode(raw, offs, _lut(tensor.dtype), out)
+    nan = gather_half_bits(raw, offs, tensor.dtype != D["half"], out)
     ok = tensorio.defined_elements(mem, tensor.offset, hi, 2)
     return out, nan, (None if ok is None else ok[offs])
 

@@ -108,10 +108,15 @@ def matmul_store_f32(a: np.ndarray, b: np.ndarray, c0, ctrl48: bool, dst_f: np.n
     float32 / uint32 views of its bytes; element ``(i, j)`` at ``(j // 16) * rows * 16 + i * 16 + j % 16``).
     ``t_a``, ``t_b``: stored fraction bits of the input formats (they prove sums exact). Returns how many
     elements were summed in the stated order."""
-    from ..kernels.matmul import settle_store_f32
+    from ..kernels.matmul import _col_stats, _row_stats, settle_store_f32
 
     with np.errstate(invalid="ignore", over="ignore"):
         a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+        ra, la = np.empty(a.shape[0]), np.empty(a.shape[0], np.int64)
+        cb, lb = np.empty(b.shape[1]), np.empty(b.shape[1], np.int64)
+        _row_stats(a, t_a, ra, la)
+        _col_stats(b, t_b, cb, lb)
         s = blas_matmul(a, b)
         c = np.ascontiguousarray(c0) if c0 is not None else s
-        return settle_store_f32(a, b, s, c, c0 is not None, _scale(a.shape[1]), t_a, t_b, ctrl48, dst_f, dst_u)
+        return settle_store_f32(a, b, s, c, c0 is not None, _scale(a.shape[1]), ra, la, cb, lb, ctrl48, dst_f,
+                                dst_u)

@@ -59,21 +59,6 @@ def settle_f32(a, b, s, c0, has_c0, scale, out):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, boundscheck=False, nogil=True)
-def gather_decode(raw, offs, lut, out):  # pragma: no cover - compiled
-    """``out[i, j] = lut[raw[offs[i, j]]]`` (16-bit patterns decoded through a 65536-entry float64 table);
-    returns True if any decoded value is NaN."""
-    nan = False
-    rows, cols = offs.shape
-    for i in range(rows):
-        for j in range(cols):
-            v = lut[raw[offs[i, j]]]
-            out[i, j] = v
-            if v != v:
-                nan = True
-    return nan
-
-
-@numba.njit(cache=True, boundscheck=False, nogil=True)
 def _lsb(e, t):  # pragma: no cover - compiled
     """From the lowest biased float64 exponent ``e`` of a set of values with ``t`` stored fraction bits: a lower
     bound of the exponent of their last significant bit (0 if all were zero; -4096 if one was inf or NaN)."""
@@ -136,11 +121,13 @@ def _col_stats(x, t, cmax, lsb):  # pragma: no cover - compiled
 
 
 @numba.njit(cache=True, boundscheck=False, nogil=True)
-def settle_store_f32(a, b, s, c0, has_c0, scale, t_a, t_b, ctrl48, dst_f, dst_u):  # pragma: no cover - compiled
+def settle_store_f32(a, b, s, c0, has_c0, scale, ra, la, cb, lb, ctrl48, dst_f, dst_u):  # pragma: no cover
     """``C = F32(sum_p a[i, p] * b[p, j] + c0[i, j])`` with the sum in float64 in increasing ``p``, from BLAS sums
     ``s`` (any order), stored straight into the L0C tile: element ``(i, j)`` of the ``16*M1 x 16*N1`` result goes
     to element ``(j // 16) * 16*M1 * 16 + i * 16 + j % 16`` (``dst_f`` / ``dst_u``: float32 / uint32 views of the
-    same bytes). ``t_a``, ``t_b``: stored fraction bits of the input formats.
+    same bytes). ``ra`` / ``cb``: row sums of ``|a|`` / column maxima of ``|b|``; ``la`` / ``lb``: lower bounds of
+    the exponents of the last significant bits per row of ``a`` / column of ``b`` (-4096: inf or NaN there); see
+    :func:`stats`.
 
     Element ``(i, j)`` keeps the BLAS value when it is provably the ordered one: either every partial sum of any
     order is exact (all products are multiples of ``2^(lsb_a[i] + lsb_b[j])`` and ``sum |a*b| < 2^(that + 53)``),
@@ -150,12 +137,7 @@ def settle_store_f32(a, b, s, c0, has_c0, scale, t_a, t_b, ctrl48, dst_f, dst_u)
     count of elements summed in the stated order. Pass 1 is branch-free; pass 2 runs only if needed."""
     m, k = a.shape
     n = b.shape[1]
-    ra = np.empty(m)
-    la = np.empty(m, np.int64)
-    cb = np.empty(n)
-    lb = np.empty(n, np.int64)
-    _row_stats(a, t_a, ra, la)
-    _col_stats(b, t_b, cb, lb)
+    ra = ra.copy()
     pa = np.empty(m)
     pb = np.empty(n)
     for i in range(m):
@@ -207,3 +189,49 @@ def settle_store_f32(a, b, s, c0, has_c0, scale, t_a, t_b, ctrl48, dst_f, dst_u)
                     f = fmax if r > 0 else -fmax
                 dst_f[row] = f
     return redo
+
+
+@numba.njit(cache=True, boundscheck=False, nogil=True)
+def gather_half_bits(raw, offs, bf16, out):  # pragma: no cover - compiled
+    """``out[i, j]`` = float64 value of the 16-bit float pattern ``raw[offs[i, j]]`` (half; ``bf16``: bfloat16),
+    widened through its float32 bits (normal halves by a shift and an exponent re-bias; zeros, subnormals, inf
+    and NaN on a separate path). No table: a 64K-entry one costs more in evicted cache than it saves. Returns
+    True if any value is NaN."""
+    nan = False
+    rows, cols = offs.shape
+    tmp = np.empty(cols, np.uint32)
+    tf = tmp.view(np.float32)
+    for i in range(rows):
+        for j in range(cols):
+            h = np.uint32(raw[offs[i, j]])
+            if bf16:
+                tmp[j] = h << np.uint32(16)
+                continue
+            e = h & np.uint32(0x7C00)
+            if e != np.uint32(0) and e != np.uint32(0x7C00):
+                tmp[j] = ((h & np.uint32(0x8000)) << np.uint32(16)) | (((h & np.uint32(0x7FFF)) << np.uint32(13))
+                                                                       + np.uint32(0x38000000))
+            else:
+                tmp[j] = _half_special(h)
+        for j in range(cols):
+            v = np.float64(tf[j])
+            out[i, j] = v
+            if v != v:
+                nan = True
+    return nan
+
+
+@numba.njit(cache=True, boundscheck=False, nogil=True)
+def _half_special(h):  # pragma: no cover - compiled
+    """float32 bits of a half pattern that is zero, subnormal, inf or NaN (NaN payload kept, quieted)."""
+    sign = (h & np.uint32(0x8000)) << np.uint32(16)
+    f = h & np.uint32(0x3FF)
+    if h & np.uint32(0x7C00):  # inf / NaN
+        return sign | np.uint32(0x7F800000) | (f << np.uint32(13))
+    if f == 0:
+        return sign
+    e = np.uint32(127 - 15 + 1)  # subnormal: normalise the fraction
+    while not (f & np.uint32(0x400)):
+        f <<= np.uint32(1)
+        e -= np.uint32(1)
+    return sign | (e << np.uint32(23)) | ((f & np.uint32(0x3FF)) << np.uint32(13))
