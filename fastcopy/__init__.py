@@ -36,6 +36,7 @@ from .params import (DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams,
                      LoopModeParams, Nd2NzParams, Nz2NdParamsFull, ParamStruct, SliceInfo)
 from .products import Phys, Product, TPosition
 from .cube.images import fractal_shape, from_fractal, from_zn, from_zz, to_fractal, to_zn, to_zz
+from .cube.b4 import pack4, unpack4
 from .cube.img2col import img2col
 from .cube.registers import (FmatrixMode, IsResetLoad3dConfig, SetFmatrix, SetLoadDataBoundary,
                              SetLoadDataPaddingValue, SetLoadDataRepeat, SetLoadDataRepeatWithStride)
@@ -66,6 +67,7 @@ __all__ = [
     "SetFmatrix", "SetLoadDataPaddingValue", "SetLoadDataBoundary", "SetLoadDataRepeat",
     "SetLoadDataRepeatWithStride", "FmatrixMode", "IsResetLoad3dConfig",
     "img2col", "to_zz", "from_zz", "to_zn", "from_zn", "to_fractal", "from_fractal", "fractal_shape",
+    "pack4", "unpack4",
     # fastcopy
     "Product", "Phys", "to_nz", "from_nz", "nd2nz_params", "nz2nd_params", "slice_infos", "as_dtype",
     "current_pipe", "explain", "ParamStruct", "Field",

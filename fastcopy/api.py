@@ -19,6 +19,7 @@ from .cube import enhanced as _enhanced
 from .cube import fixpipe as _fixpipe
 from .cube import img2col as _img2col
 from .cube import load3d_v1 as _load3d_v1
+from .cube.b4 import NibblePlan
 from .cube import loaddata as _loaddata
 from .cube.outparams import DataCopyCO12DstParams
 from .cube.params import (Dn2NzParams, LoadData2dTransposeParams, LoadData2dTransposeParamsV2, LoadData2DParams,
@@ -210,6 +211,8 @@ def LoadData(dst, src, params, **kwargs) -> None:  # noqa: N802
             plan = _loaddata.plan_load2d(dst, src, params)
         else:
             plan = _loaddata.plan_load2dv2(dst, src, params)
+            if type(plan) is NibblePlan:  # a 4-bit transpose moves nibbles (not on the kernels, never prepared)
+                return plan.run(dst, src)
     elif kind is LoadData3DParamsV2 or kind is LoadData3DParamsV2Pro or kind is LoadData3DParamsV1:
         config = kwargs.pop("config", None)
         if kwargs:
@@ -241,6 +244,8 @@ def LoadDataWithTranspose(dst, src, params) -> None:  # noqa: N802
     if cache is not None and _hit(cache.get(key), dst, src):
         return
     plan = _loaddata.plan_transpose(dst, src, params)
+    if type(plan) is NibblePlan:  # a 4-bit transpose moves nibbles (not on the kernels, never prepared)
+        return plan.run(dst, src)
     execute(plan, dst, src)
     if type(dst) in _TENSORS:
         _remember(key, dst, src, plan)

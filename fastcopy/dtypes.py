@@ -26,7 +26,10 @@ ASCEND_DTYPES: dict[str, np.dtype] = {
     "fp8_e4m3fn_t": np.dtype(ml_dtypes.float8_e4m3fn),
     "fp8_e8m0_t": np.dtype(ml_dtypes.float8_e8m0fnu),
     "hifloat8_t": np.dtype(np.uint8),  # no numpy type: handled as its 1-byte container
+    # packed 4-bit types: one element = one byte holding two values (docs/cube-in.md, "4-bit types")
     "int4b_t": np.dtype(ml_dtypes.int4) if hasattr(ml_dtypes, "int4") else np.dtype(np.int8),
+    "fp4x2_e2m1_t": np.dtype(getattr(ml_dtypes, "float4_e2m1fn", [("fp4x2_e2m1", np.uint8)])),
+    "fp4x2_e1m2_t": np.dtype([("fp4x2_e1m2", np.uint8)]),  # no numpy type: a one-byte tag
     "complex32": np.dtype([("real", np.float16), ("imag", np.float16)]),
     "complex64": np.dtype(np.complex64),
 }
@@ -39,7 +42,9 @@ _NUMPY_TO_ASCEND[np.dtype(np.uint8)] = "uint8_t"
 _ALIASES = {"float16": "half", "float32": "float", "float64": "double", "bfloat16": "bfloat16_t",
             "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "uint16": "uint16_t", "int32": "int32_t",
             "uint32": "uint32_t", "int64": "int64_t", "uint64": "uint64_t", "float8_e5m2": "fp8_e5m2_t",
-            "float8_e4m3fn": "fp8_e4m3fn_t", "float8_e8m0fnu": "fp8_e8m0_t", "bool_": "bool"}
+            "float8_e4m3fn": "fp8_e4m3fn_t", "float8_e8m0fnu": "fp8_e8m0_t", "bool_": "bool",
+            "int4": "int4b_t", "fp4x2_e2m1": "fp4x2_e2m1_t", "fp4x2_e1m2": "fp4x2_e1m2_t",
+            "float4_e2m1fn": "fp4x2_e2m1_t"}
 
 
 def as_dtype(dtype) -> np.dtype:

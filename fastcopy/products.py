@@ -253,8 +253,9 @@ LOAD2D_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
 }
 _V2_350 = _FP8 | _dts("half", "bfloat16_t", "int32_t", "uint32_t", "float")
 #: LoadData(LoadData2DParamsV2), Atlas 350 only (no 16-bit integers).
+_FP4 = _dts("fp4x2_e2m1_t", "fp4x2_e1m2_t")
 LOAD2DV2_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
-    P.ATLAS_350: {pp: _V2_350 for pp in ((_L1, _L0A), (_L1, _L0B), (_GM, _L1))},
+    P.ATLAS_350: {pp: _V2_350 | _FP4 for pp in ((_L1, _L0A), (_L1, _L0B), (_GM, _L1))},
 }
 _LDWT = _dts("int8_t", "uint8_t", "half", "bfloat16_t", "int32_t", "uint32_t", "float")
 #: LoadDataWithTranspose(LoadData2dTransposeParams).
@@ -268,8 +269,8 @@ LOAD2D_TRANSPOSE_V2_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
 }
 #: DataCopy(Dn2NzParams), Atlas 350 GM -> A1/B1.
 DN2NZ_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
-    P.ATLAS_350: {(_GM, _L1): _dts("int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t", "half",
-                                   "bfloat16_t", "float")},
+    P.ATLAS_350: {(_GM, _L1): _FP4 | _dts("int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t",
+                                          "half", "bfloat16_t", "float")},
 }
 _3D_A2_L0A = _INT4 | _dts("int8_t", "uint8_t", "half", "bfloat16_t", "int32_t", "uint32_t", "float")
 _3D_A2_L0B = _dts("half", "bfloat16_t", "int32_t", "uint32_t", "float")

@@ -11,26 +11,34 @@ import pytest
 from dc_util import tensor_bytes
 
 import fastcopy as fc
+from fastcopy.cube.b4 import bits_of
 from fastcopy.errors import (AlignmentError, OutOfBoundsError, ParamError, ParamTypeError, RangeError,
                              UnsupportedError)
 
 A2, P350, P910, P310P = "ATLAS_A2", "ATLAS_350", "ATLAS_TRAINING", "ATLAS_INFERENCE_AICORE"
 
 
+def values(n, v, dtype):
+    """``n`` elements of ``dtype``: ``v`` (None: 0, 1, 2, ...); packed 4-bit types get those numbers as bytes."""
+    a = np.arange(n) if v is None else np.full(n, v)
+    return (a % 251).astype(np.uint8).view(dtype) if bits_of(dtype) == 4 else a.astype(dtype)
+
+
 def setup(product, src_pos, dst_pos, dtype="half", n_src=4096, n_dst=4096):
+    """Source elements 0, 1, 2, ... (4-bit types: bytes); destination half defined (7s), half undefined."""
     pipe = fc.TPipe(product=product)
     dtype = fc.as_dtype(dtype)
     if src_pos == "GM":
-        src = fc.GlobalTensor(np.arange(n_src).astype(dtype))
+        src = fc.GlobalTensor(values(n_src, None, dtype))
     else:
         src = pipe.alloc(src_pos, dtype, n_src)
-        src.numpy()[:] = np.arange(n_src).astype(dtype)
+        src.numpy()[:] = values(n_src, None, dtype)
         src.set_defined()
     if dst_pos == "GM":
         dst = fc.GlobalTensor(np.zeros(n_dst, dtype))
     else:
         dst = pipe.alloc(dst_pos, dtype, n_dst)
-        dst.numpy()[:n_dst // 2] = 7
+        dst.numpy()[:n_dst // 2] = values(n_dst // 2, 7, dtype)
         dst.set_defined(np.arange(n_dst) < n_dst // 2)
     return pipe, src, dst
 
@@ -58,7 +66,8 @@ ERRORS = [
     ("transpose-width", A2, "A1", "A2", "float", lambda d, s: fc.LoadData(d, s, L2(0, 1, 1, 0, 0, True)),
      UnsupportedError, ["ifTranspose=true needs a 2-byte type", "float", "Atlas A2"]),
     ("int4", A2, "A1", "A2", "int4b_t", lambda d, s: fc.LoadData(d, s, L2(0, 1, 1, 0, 0, True)),
-     UnsupportedError, ["int4b_t", "not emulated", "Atlas A2"]),
+     UnsupportedError, ["LoadData(LoadData2DParams)", "ifTranspose=true with int4b_t", "transpose off",
+                        "Atlas A2"]),
     ("decrement-below-0", A2, "GM", "A1", "half", lambda d, s: fc.LoadData(d, s, L2(1, 3, 1, 0, 0, False, 1)),
      RangeError, ["addrMode=1", "startIndex=1", "= -1 fractals", "Atlas A2"]),
     ("addrmode-range", A2, "GM", "A1", "half", lambda d, s: fc.LoadData(d, s, L2(1, 3, 1, 0, 0, False, 2)),
@@ -253,14 +262,18 @@ ERRORS_3D = [
 ]
 
 
-@pytest.mark.parametrize("case", ERRORS_3D, ids=[c[0] for c in ERRORS_3D])
-def test_error_3d(case):
-    _, product, dtype, call, exc, parts = case
-    pipe, src, dst = setup(product, "A1", "A2", dtype, n_src=1024, n_dst=1024)
+def expect_error_3d(product, dpos, dtype, call, exc, parts, n_src=1024, n_dst=1024):
+    """:func:`expect_error` for a 3D load; a refused load (``parts[0]`` names it) writes no register either."""
+    pipe, src, dst = setup(product, "A1", dpos, dtype, n_src=n_src, n_dst=n_dst)
     state = dict(pipe.state)
     expect_error(call, dst, src, exc, parts)
-    if parts[0].startswith("LoadData"):  # a refused load writes no register either
+    if parts[0].startswith("LoadData"):
         assert {k: v for k, v in pipe.state.items() if state.get(k) != v} == {}
+
+
+@pytest.mark.parametrize("case", ERRORS_3D, ids=[c[0] for c in ERRORS_3D])
+def test_error_3d(case):
+    expect_error_3d(case[1], "A2", *case[2:])
 
 
 WARNINGS_3D = [
@@ -377,7 +390,7 @@ ERRORS_V1 = [
      [V1API, "FMATRIX register is read before it was written", "Atlas training series"]),
     ("padding-unset", P910, "A2", "half", lambda d, s: (fc.SetFmatrix(4, 4, (1, 0, 0, 0), pipe=d.pipe),
                                                          fc.LoadData(d, s, PV1(leftTopW=-1), config=NOCFG)),
-     ParamError, [V1API, "PADDING register is read", "Atlas training series"]),
+     ParamError, ["PADDING register is read", V1API, "Atlas training series"]),
     ("footprint", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(c1Index=1, l1H=8, l1W=8)),
      OutOfBoundsError, [V1API, "read span", "source"]),
     ("dst-footprint", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(repeatTime=2, jumpStride=2, repeatMode=1)),
@@ -388,18 +401,13 @@ ERRORS_V1 = [
      [V1API, "padList right=256 is outside [0, 255]", "Atlas training series"]),
     ("boundary-wraps-before-src", P310P, "A2", "half",
      lambda d, s: (fc.SetLoadDataBoundary(1024, pipe=d.pipe), fc.LoadData(d[0], s[16384], PV1(l1H=1, l1W=16))),
-     OutOfBoundsError, [V1API, "SetLoadDataBoundary(32768)", "Atlas inference series AI Core"]),
+     OutOfBoundsError, ["SetLoadDataBoundary(32768)", V1API, "Atlas inference series AI Core"]),
 ]
 
 
 @pytest.mark.parametrize("case", ERRORS_V1, ids=[c[0] for c in ERRORS_V1])
 def test_error_3d_v1(case):
-    _, product, dpos, dtype, call, exc, parts = case
-    pipe, src, dst = setup(product, "A1", dpos, dtype, n_src=24576 if "boundary" in case[0] else 256, n_dst=256)
-    state = dict(pipe.state)
-    expect_error(call, dst, src, exc, parts)
-    if "SetFmatrix" not in str(case[4].__code__.co_names) and "SetLoadDataBoundary" not in case[4].__code__.co_names:
-        assert {k: v for k, v in pipe.state.items() if state.get(k) != v} == {}  # a refused load writes no register
+    expect_error_3d(*case[1:], n_src=24576 if "boundary" in case[0] else 256, n_dst=256)
 
 
 def test_v1_ctype_overflow_at_construction():
@@ -419,9 +427,7 @@ WARNINGS_V1 = [
 
 @pytest.mark.parametrize("case", WARNINGS_V1, ids=[c[0] for c in WARNINGS_V1])
 def test_warning_3d_v1(case):
-    _, product, dpos, dtype, call, parts = case
-    _, src, dst = setup(product, "A1" if dpos == "A2" else "B1", dpos, dtype, n_src=256, n_dst=256)
-    expect_warning(call, dst, src, parts)
+    test_warning_3d(case)
 
 
 def test_v1_warns_on_every_call():
@@ -465,3 +471,81 @@ def test_v1_boundary_counts_32_byte_units():
     got, got_def = tensor_bytes(dst)
     assert np.array_equal(got, want) and np.array_equal(got_def, want_def)
     assert np.array_equal(dst.numpy()[:256].view(np.uint16), src.numpy()[:256].view(np.uint16))
+
+
+# ------------------------------------------------------------------------------------------------ 4-bit types
+def _b4_3d(d, s, rpt=True, **kw):
+    if rpt:
+        fc.SetLoadDataRepeat(fc.LoadDataRepeatParam(), pipe=d.pipe)
+    base = dict(padList=(0, 0, 0, 0), l1H=4, l1W=4, channelSize=64, kExtension=64, mExtension=16, kStartPt=0,
+                mStartPt=0, padValue=0)
+    base.update(kw)
+    return fc.LoadData(d, s, fc.LoadData3DParamsV2(**base))
+
+
+I4, E2M1, E1M2 = "int4b_t", "fp4x2_e2m1_t", "fp4x2_e1m2_t"
+V2API, TAPI = "LoadData(LoadData2DParamsV2)", "LoadDataWithTranspose"
+ERRORS_B4 = [
+    ("2d-gm", A2, "GM", "A2", I4, lambda d, s: fc.LoadData(d, s, L2(0, 1, 1)), UnsupportedError,
+     ["LoadData(LoadData2DParams)", "dtype int4b_t is not supported on GM->A2", "Atlas A2"]),
+    ("2d-910", P910, "A1", "A2", I4, lambda d, s: fc.LoadData(d, s, L2(0, 1, 1)), UnsupportedError,
+     ["dtype int4b_t is not supported", "Atlas training series"]),
+    ("2d-transpose", P310P, "A1", "B2", I4, lambda d, s: fc.LoadData(d, s, L2(0, 1, 1, 0, 0, True)),
+     UnsupportedError, ["ifTranspose=true with int4b_t", "transpose off", "Atlas inference series AI Core"]),
+    ("v2-mstep", P350, "A1", "A2", E2M1, lambda d, s: fc.LoadData(d, s, V2(0, 0, 2, 1, 2, 4, True)), RangeError,
+     [V2API, "mStep=2 is not a multiple of 4", "fp4x2_e2m1_t", "Atlas 350"]),
+    ("v2-int4", P350, "A1", "A2", I4, lambda d, s: fc.LoadData(d, s, V2(0, 0, 1, 1, 1, 1)), UnsupportedError,
+     [V2API, "dtype int4b_t is not supported", "Atlas 350"]),
+    ("v2-footprint", P350, "A1", "B2", E1M2, lambda d, s: fc.LoadData(d, s, V2(0, 0, 12, 1, 12, 4, True)),
+     OutOfBoundsError, [V2API, "span is bytes [0, 6144)", "has 4096 bytes"]),
+    ("ldwt-a2", A2, "A1", "A2", I4, lambda d, s: fc.LoadDataWithTranspose(d, s, T1(0, 1, 1, 3)), UnsupportedError,
+     [TAPI, "dtype int4b_t is not supported on A1->A2", "Atlas A2"]),
+    ("ldwt-350", P350, "B1", "B2", E2M1, lambda d, s: fc.LoadDataWithTranspose(d, s, T1(0, 1, 1, 3)),
+     UnsupportedError, [TAPI, "dtype fp4x2_e2m1_t is not supported on B1->B2", "Atlas 350"]),
+    ("ldwt-footprint", A2, "B1", "B2", I4, lambda d, s: fc.LoadDataWithTranspose(d, s, T1(1, 2, 1, 3)),
+     OutOfBoundsError, [TAPI, "read span", "source"]),
+    ("dn2nz-odd", P350, "GM", "A1", E1M2, lambda d, s: fc.DataCopy(d, s, DN(1, 15, 4, 0, 16, 16, 1, 0)), RangeError,
+     ["DataCopy(Dn2NzParams)", "nValue=15 is odd for fp4x2_e1m2_t", "Atlas 350"]),
+    ("dn2nz-smallc0", P350, "GM", "B1", E2M1,
+     lambda d, s: fc.DataCopy(d, s, DN(1, 16, 5, 0, 16, 16, 1, 0), small_c0=True),
+     RangeError, ["dValue=5 is outside [0, 4] stored GM rows with enableSmallC0", "Atlas 350"]),
+    ("dn2nz-int4", P350, "GM", "A1", I4, lambda d, s: fc.DataCopy(d, s, DN(1, 16, 4, 0, 16, 16, 1, 0)),
+     UnsupportedError, ["DataCopy(Dn2NzParams)", "dtype int4b_t is not supported", "Atlas 350"]),
+    ("3d-l0b", A2, "B1", "B2", I4, lambda d, s: _b4_3d(d, s), UnsupportedError,
+     ["LoadData(LoadData3DParamsV2)", "dtype int4b_t is not supported on B1->B2", "Atlas A2"]),
+    ("3d-350", P350, "A1", "A2", I4, lambda d, s: _b4_3d(d, s), UnsupportedError,
+     ["LoadData(LoadData3DParamsV2)", "dtype int4b_t is not supported", "Atlas 350"]),
+    ("3d-channels", A2, "A1", "A2", I4, lambda d, s: _b4_3d(d, s, channelSize=32), UnsupportedError,
+     ["channelSize=32 is not a multiple of C0=64 channels for int4b_t", "not emulated", "Atlas A2"]),
+    ("3d-kstart", A2, "A1", "A2", I4, lambda d, s: _b4_3d(d, s, channelSize=128, kStartPt=32), RangeError,
+     ["kStartPt=32 is not a multiple of C0=64 elements for int4b_t", "Atlas A2"]),
+    ("3d-kext", P310P, "A1", "A2", I4, lambda d, s: _b4_3d(d, s, rpt=False, kExtension=96), RangeError,
+     ["kExtension=96 is not a multiple of C0=64 elements for int4b_t", "Atlas inference series AI Core"]),
+    ("3d-pad", A2, "A1", "A2", I4, lambda d, s: _b4_3d(d, s, padList=(1, 0, 0, 0), padValue=1), RangeError,
+     ["pad value of an int4b_t load must be 0", "Atlas A2"]),
+    ("3d-transpose", A2, "A1", "A2", I4, lambda d, s: _b4_3d(d, s, enTranspose=True), UnsupportedError,
+     ["enTranspose=true is not supported for int4b_t", "Atlas A2"]),
+]
+
+
+@pytest.mark.parametrize("case", ERRORS_B4, ids=[c[0] for c in ERRORS_B4])
+def test_error_b4(case):
+    test_error(case)
+
+
+WARNINGS_B4 = [
+    ("ldwt-overlap", A2, "B1", "B2", I4, lambda d, s: fc.LoadDataWithTranspose(d, s, T1(0, 2, 1, 0, 0)),
+     [TAPI, "overlap", "dstGap=0, dstFracGap=0: the 4 output fractals", "Atlas A2"]),
+    ("v2-overlap", P350, "A1", "A2", E2M1, lambda d, s: fc.LoadData(d, s, V2(0, 0, 8, 1, 8, 1, True)),
+     [V2API, "overlap", "dstStride=1 is below the transposed region's 4 fractals per column", "Atlas 350"]),
+    ("v2-gm-transpose", P350, "GM", "A1", E1M2, lambda d, s: fc.LoadData(d, s, V2(0, 0, 4, 1, 4, 4, True)),
+     [V2API, "ifTranspose=true is ignored", "Atlas 350"]),
+    ("dn2nz-smallc0", P350, "GM", "A1", E2M1,
+     lambda d, s: fc.DataCopy(d, s, DN(1, 16, 3, 0, 16, 1, 1, 0), small_c0=True),
+     ["enableSmallC0 is experimental", "check it on hardware"]),
+]
+
+
+@pytest.mark.parametrize("case", WARNINGS_B4, ids=[c[0] for c in WARNINGS_B4])
+def test_warning_b4(case):
+    test_warning(case)

@@ -16,10 +16,9 @@ DTYPES = [np.uint8, np.int8, np.float16, np.dtype(ml_dtypes.bfloat16), np.int32,
 LAYOUTS = ["Zz", "Zn", "Nz", "Nn"]
 
 
-def page_recipe(a, layout):
-    """The fractal page's pad -> reshape -> transpose recipe of each layout."""
-    es = a.dtype.itemsize
-    c0 = 32 // es
+def page_recipe(a, layout, c0=None):
+    """The fractal page's pad -> reshape -> transpose recipe of each layout (``c0``: values per 32 bytes)."""
+    c0 = c0 or 32 // a.dtype.itemsize
     r0, cc = (16, c0) if layout[1] == "z" else (c0, 16)
     rows, cols = a.shape[-2:]
     p = np.zeros(a.shape[:-2] + (-(-rows // r0) * r0, -(-cols // cc) * cc), a.dtype)

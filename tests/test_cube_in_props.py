@@ -14,6 +14,7 @@ import fastcopy as fc
 from fastcopy.dtypes import ASCEND_DTYPES
 from fastcopy.products import (DN2NZ_PATHS, LOAD2D_ADDR_MODE, LOAD3D_PATHS, LOAD3D_V1_PATHS, LOAD2D_PATHS, LOAD2D_TRANSPOSE_PATHS, LOAD2D_TRANSPOSE_V2_PATHS,
                                LOAD2DV2_PATHS, Phys, Product, TPosition)
+from fastcopy.cube.b4 import bits_of
 from fastcopy.reference import loaddata as ref
 
 pytestmark = pytest.mark.filterwarnings("ignore::fastcopy.FastCopyWarning")
@@ -24,20 +25,20 @@ _POS = {Phys.L1: (TPosition.A1, TPosition.B1), Phys.L0A: (TPosition.A2,), Phys.L
 
 
 def cells(*tables):
-    """Every (product, path, element width) of the product tables, with the dtypes of that width (4-bit types
-    excluded): each is one parametrized test, the dtype drawn by hypothesis."""
+    """Every (product, path, element width) of the product tables, with the dtypes of that width (the packed
+    4-bit types are width 4): each is one parametrized test, the dtype drawn by hypothesis."""
     out = {}
     for table in tables:
         for product, paths in table.items():
             for path, dtypes in paths.items():
-                for dt in sorted(dtypes - {_INT4}, key=str):
-                    out.setdefault((product, path, dt.itemsize), []).append(dt)
+                for dt in sorted(dtypes, key=str):
+                    out.setdefault((product, path, bits_of(dt)), []).append(dt)
     return [(product, path, tuple(dts)) for (product, path, _), dts in out.items()]
 
 
 def cell_id(cell):
     product, path, dts = cell
-    return f"{product.key}-{path[0]}-{path[1]}-b{8 * dts[0].itemsize}"
+    return f"{product.key}-{path[0]}-{path[1]}-b{bits_of(dts[0])}"
 
 
 def tensor(pipe, rng, phys, dtype, nbytes, which):
@@ -101,18 +102,21 @@ def test_load2d_matches_reference(cell, data):
 @given(st.data())
 def test_load2dv2_matches_reference(cell, data):
     product, path, dt = cell[0], cell[1], data.draw(st.sampled_from(cell[2]))
-    es = dt.itemsize
-    c0 = 32 // es
+    es, b4 = dt.itemsize, bits_of(dt) == 4
+    c0 = 64 if b4 else 32 // es
     transpose = path[0] is Phys.L1 and data.draw(st.booleans())
-    ms, ks = data.draw(st.integers(0, 4)), data.draw(st.integers(0, 4))
-    if transpose and es == 1:
+    ms, ks = data.draw(st.integers(0, 8 if b4 and transpose else 4)), data.draw(st.integers(0, 4))
+    if transpose and b4:
+        ms -= ms % 4
+    elif transpose and es == 1:
         ms -= ms % 2
     if transpose and es == 4:
         ks -= ks % 2
     m0, k0 = data.draw(st.integers(0, 3)), data.draw(st.integers(0, 3))
     stride = data.draw(st.integers(0, 8))
     rows_t = -(-ks * c0 // 16)  # fractals per column of the transposed image
-    dstride = data.draw(st.integers(max(rows_t if transpose else ms, 0) if data.draw(st.booleans()) else 0, 9))
+    dstride = data.draw(st.integers(max(rows_t if transpose else ms, 0) if data.draw(st.booleans()) else 0,
+                                    max(9, rows_t + 2)))
     p = fc.LoadData2DParamsV2(m0, k0, ms, ks, stride, dstride, transpose, 0)
     src_fr = ((k0 + ks - 1) * stride + m0 + ms) if ms and ks else 1
     if transpose:
@@ -122,6 +126,10 @@ def test_load2dv2_matches_reference(cell, data):
         dst_fr = (ks - 1) * dstride + ms if ms and ks else 1
 
     def oracle(d, d_def, s, s_def, poison):
+        if b4 and transpose:
+            ref.load2d_v2_b4(d, d_def, s, s_def, mStartPosition=m0, kStartPosition=k0, mStep=ms, kStep=ks,
+                             srcStride=stride, dstStride=dstride, poison=poison)
+            return
         ref.load2d_v2(d, d_def, s, s_def, es=es, mStartPosition=m0, kStartPosition=k0, mStep=ms, kStep=ks,
                       srcStride=stride, dstStride=dstride, transpose=transpose, poison=poison)
 
@@ -135,8 +143,8 @@ def test_load2dv2_matches_reference(cell, data):
 def test_transpose_matches_reference(cell, v2, data):
     product, path, dt = cell[0], cell[1], data.draw(st.sampled_from(cell[2]))
     v2 = v2 and product is Product.ATLAS_350
-    es = dt.itemsize
-    n = {1: 2, 2: 1, 4: 2}[es]
+    es, b4 = dt.itemsize, bits_of(dt) == 4
+    n = 4 if b4 else {1: 2, 2: 1, 4: 2}[es]
     r = data.draw(st.integers(0, 4))
     start, stride = data.draw(st.integers(0, 3)), data.draw(st.integers(0, 3))
     gap, fgap = data.draw(st.integers(0, 3)), data.draw(st.integers(0, 3))
@@ -150,6 +158,10 @@ def test_transpose_matches_reference(cell, v2, data):
     dst_fr = (r - 1) * (gap + 1) + (n - 1) * (fgap + 1) + 1 if r else 1
 
     def oracle(d, d_def, s, s_def, poison):
+        if b4:
+            ref.load2d_transpose_b4(d, d_def, s, s_def, startIndex=start, repeatTimes=r, srcStride=stride,
+                                    dstGap=gap, dstFracGap=fgap, poison=poison)
+            return
         ref.load2d_transpose(d, d_def, s, s_def, es=es, startIndex=start, repeatTimes=r, srcStride=stride,
                              dstGap=gap, dstFracGap=fgap, srcFracGap=sfg if v2 else None, poison=poison)
 
@@ -165,6 +177,8 @@ def test_dn2nz_matches_reference(cell, small, data):
     es = dt.itemsize
     c0 = 32 // es
     nd, n = data.draw(st.integers(0, 3)), data.draw(st.integers(0, 20))
+    if bits_of(dt) == 4:
+        n -= n % 2  # fp4x2: an even number of bytes per stored row
     d = data.draw(st.integers(0, 4 if small else 3 * c0 + 3))
     sdv = data.draw(st.integers(max(n, 1), n + 5))
     sdm = data.draw(st.integers(0, 3)) + d * sdv
@@ -200,7 +214,8 @@ def test_load3d_matches_reference(cell, data):
 
     product, path, dt = cell[0], cell[1], data.draw(st.sampled_from(cell[2]))
     es = dt.itemsize
-    c0 = 32 // es
+    c0 = 32 // es  # int4b_t: drawn as the bytes it moves (C0 = 32 bytes = 64 values), K fields given in values
+    b4 = bits_of(dt) == 4
     is350 = product is Product.ATLAS_350
     H, W = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 7))
     pads = tuple(data.draw(st.integers(0, 2)) for _ in range(4))
@@ -221,9 +236,10 @@ def test_load3d_matches_reference(cell, data):
     tr_ok = path[1] is Phys.L0A and ((es in (1, 2, 4)) if is350 else (es == 2 if product is
                                      Product.ATLAS_INFERENCE_AICORE else es in (2, 4)))
     transpose = tr_ok and data.draw(st.booleans())
-    pad_value = dt.type(data.draw(st.integers(0, 100)))
-    p = fc.LoadData3DParamsV2(pads, H, W, C1 * c0, kext, mext, k0, m0, sw, sh, kw, kh, dw, dh, transpose, False,
-                              pad_value)
+    pad_value = np.int8(0) if b4 else dt.type(data.draw(st.integers(0, 100)))
+    kv = 2 if b4 else 1  # values per element of the K fields
+    p = fc.LoadData3DParamsV2(pads, H, W, C1 * c0 * kv, kext * kv, mext, k0 * kv, m0, sw, sh, kw, kh, dw, dh,
+                              transpose, False, 0 if b4 else pad_value)
     with_stride = is350 and data.draw(st.booleans())
     repeat = product is not Product.ATLAS_INFERENCE_AICORE and data.draw(st.integers(0, 3)) == 0
     R, mode, rstride = (data.draw(st.integers(2, 3)), data.draw(st.integers(0, 1)), data.draw(st.integers(0, 2))) \

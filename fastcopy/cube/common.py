@@ -1,9 +1,8 @@
 """Checks shared by the cube-in planners: path / dtype / alignment of a call, the L1 positions these APIs take,
-4-bit types, reserved fields. Messages follow the project pattern ``API: field=value ... on Product``."""
+reserved fields. Messages follow the project pattern ``API: field=value ... on Product``."""
 
 from __future__ import annotations
 
-from ..dtypes import ASCEND_DTYPES, ascend_name
 from ..errors import RangeError, UnsupportedError
 from ..ops.common import Call, check_alignment, check_path, check_same_dtype
 from ..products import Phys, TPosition
@@ -11,7 +10,6 @@ from ..products import Phys, TPosition
 FRACTAL = 512
 #: L1 positions the cube-in APIs accept (C1 / TSCM are not operands of these APIs)
 L1_POSITIONS = frozenset({TPosition.A1, TPosition.B1})
-_INT4 = ASCEND_DTYPES["int4b_t"]
 
 
 def check_call(call: Call, table: dict) -> None:
@@ -22,10 +20,6 @@ def check_call(call: Call, table: dict) -> None:
         if t.phys is Phys.L1 and t.position not in L1_POSITIONS:
             raise UnsupportedError(f"{call.api}: {role} position {t.position} is not accepted on {call.product}; "
                                    "the L1 operand must be A1 or B1")
-    if call.src.dtype == _INT4:
-        raise UnsupportedError(f"{call.api}: {ascend_name(call.src.dtype)} (4-bit, two values per byte) is not "
-                               f"emulated on {call.path_text} on {call.product}: fastcopy tensors hold one value per "
-                               "byte; move the packed bytes as uint8_t instead")
     check_alignment(call, "LoadData")
 
 
@@ -51,8 +45,4 @@ def overlap_warning(api: str, call: Call) -> str:
             "the writes is unspecified, bytes written twice with different values are undefined")
 
 
-def es_of(call: Call) -> int:
-    return call.src.itemsize
-
-
-__all__ = ["FRACTAL", "L1_POSITIONS", "check_call", "sid_warning", "overlap_warning", "es_of"]
+__all__ = ["FRACTAL", "L1_POSITIONS", "check_call", "sid_warning", "overlap_warning"]

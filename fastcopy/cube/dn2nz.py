@@ -8,6 +8,9 @@ Matrix ``m`` of the source is ``dValue`` stored GM rows of ``nValue`` contiguous
         m*Mst + r*dstNzNStride*32 + (c // C0)*dstNzC0Stride*32 + (c % C0)*es      (Mst = dstNzMatrixStride*es
     floored to 32 bytes); columns dValue.. of the last C0 block are zeros.
 
+Packed 4-bit types (``fp4x2_*``) move as their one-byte containers (every element unit counts bytes, two
+values each); ``nValue`` must be even.
+
 ``small_c0=True`` (``enableSmallC0``, ``dValue <= 4``): row ``r`` takes ``4*es`` bytes at ``m*Mst + r*4*es``,
 columns ``dValue..3`` zero, then zeros up to the next 32-byte boundary.
 """
@@ -16,12 +19,14 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from ..dtypes import ascend_name
 from ..errors import RangeError, UnsupportedError
 from ..ops.common import check_range, core_of
 from ..ops.nz import dst_matrix_pitch
 from ..dma.lower import make_plan
 from ..dma.steps import Fill, Move, lattice_overlaps
 from ..products import DN2NZ_PATHS
+from .b4 import is_b4
 from .common import overlap_warning, start
 from .params import Dn2NzParams
 
@@ -49,6 +54,9 @@ def _plan(pkey, src, dst, product, small_c0):
                 "0 would read every column from one GM row")
     check_range(API, "srcDnMatrixStride", p.srcDnMatrixStride, 0, 2**40 - 1, "elements", product)
     check_range(API, "dstNzMatrixStride", p.dstNzMatrixStride, 0, 16384, "elements", product)
+    if is_b4(src.dtype) and p.nValue % 2:
+        raise RangeError(f"{API}: nValue={p.nValue} is odd for {ascend_name(src.dtype)} on {product}: each element "
+                         "holds two 4-bit values, so a stored row must be an even number of bytes (elements)")
     if small_c0 and p.dValue > SMALL_C0:
         raise RangeError(f"{API}: dValue={p.dValue} is outside [0, {SMALL_C0}] stored GM rows with enableSmallC0 "
                          f"on {product}")

@@ -29,6 +29,7 @@ from ..dma.lower import make_plan
 from ..dma.steps import Fill, Move
 from ..products import LOAD3D_PATHS, LOAD3D_STRIDE_PATHS, Phys, Product
 from . import fractal
+from .b4 import is_b4
 from .common import overlap_warning, start
 from .params import LoadData3DParamsV2, LoadData3DParamsV2Pro
 from .registers import (FMATRIX_L, L1_3D_SIZE, L3D_RPT, PADDING, RPT_DEFAULT, IsResetLoad3dConfig, check_pad_list,
@@ -187,6 +188,14 @@ def _plan(cls, pkey, src, dst, product, fmatrix, padding, rpt, boundary, src_l1,
         if es not in allowed:
             raise UnsupportedError(f"{api}: enTranspose=true is not supported for {ascend_name(src.dtype)} on {on} "
                                    f"(element sizes {', '.join(str(a) for a in allowed)} bytes only)")
+    if is_b4(src.dtype):  # int4b_t: the K fields count 4-bit values; the load moves their bytes (halved fields)
+        if g["channelSize"] % 64:
+            raise UnsupportedError(f"{api}: channelSize={g['channelSize']} is not a multiple of C0=64 channels for "
+                                   f"int4b_t on {product}: the small-channel L1 layouts are not emulated")
+        for f in ("kStartPt", "kExtension"):
+            if g[f] % 64:
+                raise RangeError(f"{api}: {f}={g[f]} is not a multiple of C0=64 elements for int4b_t on {product}")
+        g.update({f: g[f] // 2 for f in ("channelSize", "kStartPt", "kExtension")})
     if g["channelSize"] % c0:
         raise UnsupportedError(f"{api}: channelSize={g['channelSize']} is not a multiple of C0={c0} channels for "
                                f"{ascend_name(src.dtype)} on {product}: the small-channel L1 layouts are not emulated")
@@ -275,6 +284,9 @@ def _plan(cls, pkey, src, dst, product, fmatrix, padding, rpt, boundary, src_l1,
     srcb, pad, pwarns = resolve_reads(api, np.where(srce >= 0, srce * es, -1), boundary, src_l1, padding,
                                       src.dtype, product)
     warns += pwarns
+    if pad is not None and is_b4(src.dtype) and any(pad):
+        raise RangeError(f"{api}: the pad value of an int4b_t load must be 0 on {product}; the PADDING register "
+                         f"holds 0x{pad.hex()}")
     steps, overlap = element_steps(np.broadcast_to(dste * es, srcb.shape), srcb, es, pad)
     if overlap:
         warns.append(overlap_warning(api, call) + f" (destination pitch {pitch} fractals)")

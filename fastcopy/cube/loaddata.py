@@ -31,6 +31,7 @@ from ..dma.steps import Move
 from ..products import (LOAD2D_ADDR_MODE, LOAD2D_PATHS, LOAD2D_TRANSPOSE_PATHS, LOAD2D_TRANSPOSE_V2_PATHS,
                         LOAD2DV2_PATHS, Phys, Product)
 from . import fractal
+from .b4 import is_b4, nibble_plan, nibbles_overlap
 from .common import FRACTAL, overlap_warning, sid_warning, start
 from .params import LoadData2dTransposeParams, LoadData2dTransposeParamsV2, LoadData2DParams, LoadData2DParamsV2
 from .steps import element_steps
@@ -58,6 +59,9 @@ def _plan_load2d(pkey, src, dst, product):
     if transpose and not l1_l0:
         warns.append(f"{api}: ifTranspose=true is ignored on {on} (GM paths never transpose)")
         transpose = False
+    if transpose and is_b4(src.dtype):
+        raise UnsupportedError(f"{api}: ifTranspose=true with {ascend_name(src.dtype)} on {on}: the 4-bit load is "
+                               "always issued with transpose off (use LoadDataWithTranspose)")
     if transpose and src.itemsize != 2:
         raise UnsupportedError(f"{api}: ifTranspose=true needs a 2-byte type; got {ascend_name(src.dtype)} "
                                f"({src.itemsize} bytes) on {on}")
@@ -137,8 +141,9 @@ def _plan_load2dv2(pkey, src, dst, product):
         warns.append(f"{api}: ifTranspose=true is ignored on {on} (issued with transpose off)")
         transpose = False
     es = src.itemsize
+    b4 = is_b4(src.dtype)
     if transpose:
-        need = {1: ("mStep", 2), 4: ("kStep", 2)}.get(es)
+        need = ("mStep", 4) if b4 else {1: ("mStep", 2), 4: ("kStep", 2)}.get(es)
         if need and getattr(p, need[0]) % need[1]:
             raise RangeError(f"{api}: {need[0]}={getattr(p, need[0])} is not a multiple of {need[1]} with "
                              f"ifTranspose=true for {ascend_name(src.dtype)} on {on} (a transposed square needs "
@@ -153,22 +158,28 @@ def _plan_load2dv2(pkey, src, dst, product):
         if overlap:
             warns.append(overlap_warning(api, call) + f" (dstStride={p.dstStride} < mStep={ms})")
         return make_plan(api, (step,), src, dst, warns, exact=overlap)
-    c0 = 32 // es
+    u = 2 if b4 else 1  # address units per byte: nibbles for 4-bit types
+    eu = 1 if b4 else es  # element size in those units
+    c0 = 32 * u // eu
     kk, mm, r, c = np.ix_(np.arange(ks), np.arange(ms), np.arange(16), np.arange(c0))
-    srcb = base + (kk * p.srcStride + mm) * FRACTAL + r * 32 + c * es
+    srcb = (base + (kk * p.srcStride + mm) * FRACTAL + r * 32) * u + c * eu
     i, j = mm * 16 + r, kk * c0 + c  # element (i, j) of Y is element (j, i) of Y^T
-    dstb = fractal.offset("Nz", j, i, (16, c0), p.dstStride) * es + 0 * srcb
-    steps, overlap = element_steps(dstb, srcb, es)
+    dstb = fractal.offset("Nz", j, i, (16, c0), p.dstStride) * eu + 0 * srcb
+    # b4: complete 64 x 64 squares (mStep % 4 == 0), so every destination byte gets both its nibbles
+    steps, overlap = ((), nibbles_overlap(dstb)) if b4 else element_steps(dstb, srcb, es)
     if overlap:
         warns.append(overlap_warning(api, call) + f" (dstStride={p.dstStride} is below the transposed region's "
                      f"{-(-ks * c0 // 16)} fractals per column)")
+    if b4:
+        return nibble_plan(api, dstb, srcb, src, dst, warns)
     return make_plan(api, steps, src, dst, warns, exact=overlap)
 
 
 # -------------------------------------------------------------------------------------------------- transpose
 API_T = "LoadDataWithTranspose"
-#: fractals per square by element size (b8: two stacked, b16: one, b32: two side by side)
+#: fractals per square by element size (b8: two stacked, b16: one, b32: two side by side; b4: four stacked)
 SQUARE = {1: 2, 2: 1, 4: 2}
+SQUARE_B4 = 4
 
 
 def plan_transpose(dst, src, params):
@@ -187,7 +198,8 @@ def _plan_transpose(cls, pkey, src, dst, product):
         raise UnsupportedError(f"{api}: {product} has no LoadDataWithTranspose to A2 (L0A); only B1 -> B2")
     p, call, on = start(api, cls, pkey, src, dst, product, LOAD2D_TRANSPOSE_V2_PATHS if v2 else LOAD2D_TRANSPOSE_PATHS)
     es = src.itemsize
-    n = SQUARE[es]
+    b4 = is_b4(src.dtype)
+    n = SQUARE_B4 if b4 else SQUARE[es]
     warns = []
     if p.addrMode:
         warns.append(f"{api}: addrMode={p.addrMode} has no effect on {on}: every implementation increments")
@@ -196,10 +208,12 @@ def _plan_transpose(cls, pkey, src, dst, product):
                      "square)")
     if p.repeatTimes == 0:
         return make_plan(api, (), src, dst, warns)
-    c0 = 32 // es
+    u = 2 if b4 else 1  # address units per byte: nibbles for 4-bit types
+    eu = 1 if b4 else es  # element size in those units
+    c0 = 32 * u // eu
     i, j, r, c = np.ix_(np.arange(p.repeatTimes), np.arange(n), np.arange(16), np.arange(c0))
-    if es == 1:
-        f, within = c // 16, (c % 16) * 32 + (16 * j + r)
+    if es == 1:  # b8 / b4: Y = the n fractals stacked, G_j[r][c] = Y[c][16j + r]
+        f, within = c // 16, (c % 16) * 32 * u + (16 * j + r) * eu
     elif es == 2:
         f, within = 0 * c, c * 32 + r * 2
     else:
@@ -208,12 +222,14 @@ def _plan_transpose(cls, pkey, src, dst, product):
         sfrac = p.startIndex + i * p.srcStride + f * (p.srcFracGap + 1)
     else:
         sfrac = (p.startIndex + i * p.srcStride) * n + f
-    srcb = sfrac * FRACTAL + within
-    dstb = (i * (p.dstGap + 1) + j * (p.dstFracGap + 1)) * FRACTAL + r * 32 + c * es + 0 * srcb
-    steps, overlap = element_steps(dstb, srcb, es)
+    srcb = sfrac * FRACTAL * u + within
+    dstb = ((i * (p.dstGap + 1) + j * (p.dstFracGap + 1)) * FRACTAL + r * 32) * u + c * eu + 0 * srcb
+    steps, overlap = ((), nibbles_overlap(dstb)) if b4 else element_steps(dstb, srcb, es)
     if overlap:
         warns.append(overlap_warning(api, call) + f" (dstGap={p.dstGap}, dstFracGap={p.dstFracGap}: the {n} "
                      "output fractals of consecutive squares collide; dstGap = n-1 is contiguous)")
+    if b4:
+        return nibble_plan(api, dstb, srcb, src, dst, warns)
     return make_plan(api, steps, src, dst, warns, exact=overlap)
 
 

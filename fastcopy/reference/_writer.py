@@ -49,3 +49,41 @@ class ByteWriter:
                 v, d = self.poison, False
             self.data[q] = v
             self.defined[q] = d
+
+
+class NibbleWriter:
+    """:class:`ByteWriter` for 4-bit values: writes address nibbles (nibble ``2b`` is the low half of byte
+    ``b``). A nibble written twice with a different value or definedness makes its byte undefined; a byte with
+    only one nibble written keeps the other nibble and its definedness."""
+
+    def __init__(self, data: np.ndarray, defined: np.ndarray, poison: int = 0xFF):
+        self.bytes = ByteWriter(data, defined, poison)
+        self._value = {}
+        self._conflict = set()
+
+    def write(self, nibble: int, value: int, defined: bool) -> None:
+        new = (int(value) & 0xF, bool(defined))
+        old = self._value.get(nibble)
+        if old is not None and old != new:
+            self._conflict.add(nibble)
+        self._value[nibble] = new
+
+    def finish(self) -> None:
+        data, flags = self.bytes.data, self.bytes.defined
+        for b in sorted({q // 2 for q in self._value}):
+            halves = []
+            for q, shift in ((2 * b, 0), (2 * b + 1, 4)):
+                old = ((int(data[b]) >> shift) & 0xF, bool(flags[b]))
+                halves.append(self._value.get(q, old))
+            if any(q in self._conflict for q in (2 * b, 2 * b + 1)):
+                self.bytes.write_undefined(b, 1)
+            else:
+                self.bytes.write(b, bytes([halves[0][0] | halves[1][0] << 4]), halves[0][1] and halves[1][1])
+        self.bytes.finish()
+
+
+def nibble(src: np.ndarray, src_def: np.ndarray, q: int) -> tuple:
+    """(value, defined) of source nibble ``q``."""
+    if q < 0 or q // 2 >= src.size:
+        raise IndexError(f"reference read of nibble {q} outside [0, {2 * src.size})")
+    return (int(src[q // 2]) >> (4 * (q % 2))) & 0xF, bool(src_def[q // 2])

@@ -1,5 +1,6 @@
-"""Reference (test-oracle) img2col load (LoadData 3D V2 / V2Pro / LoadDataWithStride), written literally from
-the formulas in docs/cube-in.md, one element at a time. Slow on purpose; never validates.
+"""Reference (test-oracle) img2col loads (LoadData 3D V2 / V2Pro / LoadDataWithStride, and V1 in
+:func:`load3d_v1`), written literally from the formulas in docs/cube-in.md, one element at a time. Slow on purpose;
+never validates. int4b_t loads are the 1-byte loads of their bytes (K fields halved).
 
 ``blocks`` = the (mStartPt, kStartPt) of each repeat (one block without repeat); they are stacked along M
 (``mode = 0``) or K (``mode = 1``) into one matrix ``Xs`` that is placed as ``image``:

@@ -1,6 +1,9 @@
 """Reference (test-oracle) LoadData 2D, LoadData 2D V2 and LoadDataWithTranspose, written literally from the
 mappings in docs/cube-in.md, one element (or one fractal) at a time. Slow on purpose; never validates.
 
+4-bit types move like 1-byte ones (``es=1``) where no byte is split; the transposing forms have ``*_b4``
+variants written in nibble addresses (nibble ``2b`` = low half of byte ``b``, 1024 nibbles per fractal).
+
 Every function works on tensor byte arrays (``dst``/``dst_def`` modified in place, ``src``/``src_def`` read) and
 takes the *effective* behaviour flags the product implies (``decrement``, ``honour_gap``, ``transpose``), so the
 product rules stay visible at the call site of the tests.
@@ -8,7 +11,7 @@ product rules stay visible at the call site of the tests.
 
 from __future__ import annotations
 
-from ._writer import ByteWriter
+from ._writer import ByteWriter, NibbleWriter, nibble
 
 F = 512  # bytes of one fractal
 
@@ -106,4 +109,48 @@ def load2d_transpose(dst, dst_def, src, src_def, *, es, startIndex, repeatTimes,
                     else:
                         s = y_byte(i, 8 * j + c, r)
                     _copy(writer, src, src_def, df * F + r * 32 + c * es, s, es)
+    writer.finish()
+
+
+FN = 2 * F  # nibbles of one fractal
+
+
+def load2d_v2_b4(dst, dst_def, src, src_def, *, mStartPosition, kStartPosition, mStep, kStep, srcStride,
+                 dstStride, poison=0xFF):
+    """LoadData 2D V2 with ``ifTranspose`` for 4-bit values (C0 = 64), in nibbles::
+
+        for kk < kStep, mm < mStep: sf = (kStartPosition + kk)*srcStride + mStartPosition + mm
+            value (r, c) of fractal sf (nibble sf*1024 + r*64 + c) is value (i, j) = (mm*16 + r, kk*64 + c) of Y;
+            it goes to nibble ((i // 64)*dstStride + j // 16)*1024 + (j % 16)*64 + i % 64
+    """
+    writer = NibbleWriter(dst, dst_def, poison)
+    for kk in range(kStep):
+        for mm in range(mStep):
+            sf = (kStartPosition + kk) * srcStride + (mStartPosition + mm)
+            for r in range(16):
+                for c in range(64):
+                    i, j = mm * 16 + r, kk * 64 + c
+                    d = ((i // 64) * dstStride + j // 16) * FN + (j % 16) * 64 + i % 64
+                    writer.write(d, *nibble(src, src_def, sf * FN + r * 64 + c))
+    writer.finish()
+
+
+def load2d_transpose_b4(dst, dst_def, src, src_def, *, startIndex, repeatTimes, srcStride, dstGap, dstFracGap,
+                        poison=0xFF):
+    """LoadDataWithTranspose (V1 struct) for 4-bit values: a square is 4 fractals stacked (``Y``, 64 x 64 values:
+    row 16f + x of Y is row x of fractal f), square ``i`` starts at fractal ``(startIndex + i*srcStride)*4``.
+    Output fractal ``j`` of square ``i`` (at ``i*(dstGap + 1) + j*(dstFracGap + 1)``) holds
+    ``G_j[r][c] = Y[c][16j + r]``, in nibbles::
+
+        dst nibble df*1024 + r*64 + c  <-  src nibble q + (c // 16)*1024 + (c % 16)*64 + 16j + r
+    """
+    writer = NibbleWriter(dst, dst_def, poison)
+    for i in range(repeatTimes):
+        q = (startIndex + i * srcStride) * 4 * FN
+        for j in range(4):
+            df = i * (dstGap + 1) + j * (dstFracGap + 1)
+            for r in range(16):
+                for c in range(64):
+                    s = q + (c // 16) * FN + (c % 16) * 64 + 16 * j + r
+                    writer.write(df * FN + r * 64 + c, *nibble(src, src_def, s))
     writer.finish()
