@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pathlib
 
+import numpy as np
 import pytest
 
 from fastcopy.cli import main
@@ -39,7 +40,11 @@ def test_explain_int8_mmad_numerics_and_fixpipe_picture():
     text = str(explain_case(INT8, op=7))
     assert "fractals of 16 x 32" in text and "exact integer products" in text
     pic = explain_case(INT8, op=8)  # the REQ8 Fixpipe: a picture, every element computed
-    assert pic.counts()["computed"] == 48 * 32 and "REQ8: every written element is converted" in str(pic)
+    assert pic.counts()["copied"] == 48 * 32 and "REQ8: values are converted" in str(pic)
+    # each output element is drawn with the L0C element it comes from: (i, j) <- (j//16)*48*16 + i*16 + j%16
+    i, j = np.divmod(np.arange(48 * 32), 32)
+    assert np.array_equal(pic.trace.origin, (j // 16) * 768 + i * 16 + j % 16)
+    assert pic.read_span == (0, 1536)
 
 
 def test_explain_cli_mmad_text_and_refuses_a_picture(tmp_path, capsys):

@@ -160,7 +160,7 @@ def explain(op, dst, src, *args, max_rows: int = MAX_ROWS, labels: tuple | None 
     func = getattr(fastcopy, op) if isinstance(op, str) else op
     api = getattr(func, "__name__", str(op))
     tr = trace(func, dst, src, *args, **kwargs)
-    cube.mark_converted(api, args, tr)
+    cube.mark_converted(api, args, tr, func, dst, src, kwargs)
     src_cols, dst_cols = layout.grid_cols(api, args, tr)
     role = layout.roles(api, args + ((kwargs["mode"],) if "mode" in kwargs else ()), tr)
     fam = layout.family(api, args)

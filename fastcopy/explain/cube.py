@@ -7,6 +7,8 @@ reads in which fractal layout, which bytes of L0C it writes, where its initial v
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import FastCopyError
 
 
@@ -103,17 +105,65 @@ def _mode(args) -> str | None:
     return None
 
 
-def mark_converted(api: str, args: tuple, tr) -> None:
+def mark_converted(api: str, args: tuple, tr, func=None, dst=None, src=None, kwargs=None) -> None:
     """A call out of L0C that converts values (a quantisation mode): tags cannot follow values through a scale and
-    a saturation (two different tags may land on the same int8, which would read as a fill), so every element it
-    wrote is marked computed, with a note naming the mode. Layout-only calls are left as traced."""
+    a saturation (two different tags may land on the same int8, which would read as a fill). For a GM destination
+    in ND / DN layout the same call without conversion (a float32 / int32 twin of the destination, same element
+    positions) gives each output element its L0C origin, drawn as for a copy; otherwise every written element is
+    marked computed. A note names the mode either way. Layout-only calls are left as traced."""
     from .trace import COMPUTED, COPY, FILL
 
     mode = _mode(args) if api in ("Fixpipe", "DataCopy") else None
     if mode is None:
         return
     hit = (tr.kind == COPY) | (tr.kind == FILL)
+    twin = _layout_twin(func, dst, src, args, kwargs or {})
+    if twin is not None and twin.kind.shape == tr.kind.shape:
+        known = hit & (twin.kind == COPY)
+        tr.kind[hit] = COMPUTED
+        tr.kind[known] = COPY
+        tr.origin[:] = np.where(known, twin.origin, -1)
+        tr.read[:] = twin.read
+        tr.warnings.append(f"{mode}: values are converted; each number is the L0C element the output is converted "
+                           "from (the layout of the same call without quantisation)")
+        return
     tr.kind[hit] = COMPUTED
     tr.origin[hit] = -1
-    tr.warnings.append(f"{mode}: every written element is converted from one L0C element (the layout is that of "
-                       "the same call without quantisation; see docs/cube-out.md for the conversion)")
+    tr.warnings.append(f"{mode}: every written element is converted from one L0C element (origins not drawn; the "
+                       "layout is that of the same call without quantisation)")
+
+
+def _layout_twin(func, dst, src, args, kwargs):
+    """The trace of ``func`` without conversion into a GM twin of ``dst`` typed like the L0C source, or None when
+    that is not the same layout (NZ outputs count bytes and merge channels) or the twin call is refused."""
+    from ..memory import GlobalTensor
+    from .trace import trace
+
+    if func is None or dst is None or not dst.is_global:
+        return None
+    params = args[-1]
+    fields = params.as_dict()
+    if type(params).__name__ == "DataCopyCO12DstParams":
+        if not fields.get("nz2ndEn"):
+            return None
+        fields.update(quantPre="NoQuant", reluPre=0)
+    elif api_is_fixpipe(params):
+        config = kwargs.get("config")
+        if config is not None and config.format.name == "NZ":
+            return None
+        fields.update(quantPre="NoQuant", reluEn=False)
+    else:
+        return None
+    es = dst.dtype.itemsize
+    total = dst.memory.data.size // es
+    twin_dst = GlobalTensor(np.zeros(total, src.dtype))
+    twin_dst = twin_dst[dst.offset // es] if dst.offset else twin_dst
+    kw = {k: v for k, v in kwargs.items() if k != "dst1"}
+    try:
+        return trace(func, twin_dst, src, type(params)(**fields), **kw)
+    except Exception:  # noqa: BLE001 - no twin: the caller marks the elements computed
+        return None
+
+
+def api_is_fixpipe(params) -> bool:
+    return type(params).__name__.startswith("FixpipeParams")
