@@ -16,9 +16,10 @@ import json
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from .case import load_case
+from .files import manifest_text
 from .schema import CaseError
 from .store import atomic_write, safe_component
 from .work import (Outcome, describe, failed_outcomes, keep_small_calls_in_numpy, make_chunks, point_dir, run_chunk,
@@ -247,7 +248,8 @@ def _write_summary(directory: str, report: BatchReport) -> None:
         "skipped": len(report.skipped),
         "jobs": report.jobs,
         "dask": report.dask or None,
-        "cases": [asdict(e) for e in report.cases],
-        "outcomes": [asdict(o) for o in report.outcomes],
+        "cases": [dict(vars(e)) for e in report.cases],
+        "outcomes": [dict(vars(o)) for o in report.outcomes],  # (flat dataclasses: their fields, in order)
     }
-    atomic_write(os.path.join(directory, "summary.json"), (json.dumps(data, indent=1) + "\n").encode("utf-8"))
+    # one key per line, one case / outcome per line (a manifest's layout: the C encoder, not indent=1's Python one)
+    atomic_write(os.path.join(directory, "summary.json"), manifest_text(data).encode("utf-8"))

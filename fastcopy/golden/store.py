@@ -213,8 +213,26 @@ class FolderWriter:
         if self.parent not in _PARENTS:
             os.makedirs(self.parent, exist_ok=True)
         _clean_leftovers(self.parent, self.base)
-        self.tmp = _new_hidden_folder(self.parent, f".{self.base}{_TMP_TAG}new-{os.getpid()}-")
-        _PARENTS.add(self.parent)
+        prefix = f".{self.base}{_TMP_TAG}new-{os.getpid()}-"
+        try:  # (an interrupt at any point here, even between the mkdir and the next line, leaves nothing)
+            for _ in range(100):
+                self.tmp = os.path.join(self.parent, prefix + os.urandom(4).hex())
+                try:
+                    os.mkdir(self.tmp, 0o777)  # never an existing folder; mode 0o777 less the umask
+                    break
+                except FileExistsError:
+                    self.tmp = None
+                except FileNotFoundError:  # the parent went away since we saw it
+                    self.tmp = None
+                    _PARENTS.discard(self.parent)
+                    os.makedirs(self.parent, exist_ok=True)
+            else:
+                raise GoldenWriteError(f"cannot make a temporary folder in {self.parent}")
+            _PARENTS.add(self.parent)
+        except BaseException:
+            if self.tmp is not None and os.path.lexists(self.tmp):
+                _remove(self.tmp)
+            raise
         return self
 
     def write(self, rel: str, data) -> None:
@@ -234,14 +252,14 @@ class FolderWriter:
         self.written.append(rel)
 
     def __exit__(self, exc_type, exc, tb):
-        if exc_type is not None:
-            _remove(self.tmp)
-            return False
         try:
-            self._swap()
+            if exc_type is None:
+                self._swap()
+                return False
         except BaseException:
             _remove(self.tmp)
             raise
+        _remove(self.tmp)
         return False
 
     def _swap(self) -> None:
@@ -262,21 +280,6 @@ class FolderWriter:
 
 _PARENTS: set = set()  # parent folders this process made or found (a sweep writes thousands of folders into one)
 _CHECKED: set = set()  # relative file paths already checked by check_relative
-
-
-def _new_hidden_folder(parent: str, prefix: str) -> str:
-    """A new folder ``parent/prefix<random>`` (``mkdir``: never an existing one; mode 0o777 less the umask)."""
-    for _ in range(100):
-        path = os.path.join(parent, prefix + os.urandom(4).hex())
-        try:
-            os.mkdir(path, 0o777)
-            return path
-        except FileExistsError:
-            continue
-        except FileNotFoundError:  # the parent went away since we saw it
-            _PARENTS.discard(parent)
-            os.makedirs(parent, exist_ok=True)
-    raise GoldenWriteError(f"cannot make a temporary folder in {parent}")
 
 
 def _write_new(path: str, data) -> None:
