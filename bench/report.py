@@ -6,8 +6,8 @@
 3. the layout cases again on one thread (FASTCOPY_THREADS=1);
 4. the ceiling: the same kernels called bare, without any fastcopy code around them (bench/bare_layout.py);
 5. per-call overheads (cached 1 KiB call, new parameters and a repeated call per op family, first call into a
-   fresh TPipe) and
-   process start-up (import, one `fastcopy run` of a small case).
+   fresh TPipe), where a new plan's time goes (bench/plan_floor.py) and process start-up (import, one
+   `fastcopy run` of a small case).
 
     python bench/report.py            # whole suite (a few minutes)
     python bench/report.py -k nz      # a subset (pytest -k expression)
@@ -88,54 +88,6 @@ def _per_call(fn, args_list) -> float:
     return (time.perf_counter() - t0) / len(args_list)
 
 
-def _bench_buffers(pipe) -> dict:
-    import numpy as np
-
-    from fastcopy import GlobalTensor, TPosition
-
-    vo = pipe.alloc(TPosition.VECOUT, "half", 8192)
-    vo.numpy()[:] = 0
-    vo.set_defined()
-    return {"big": GlobalTensor(np.zeros(1 << 16, np.float16)), "ub": pipe.alloc(TPosition.VECIN, "half", 8192),
-            "l1": pipe.alloc(TPosition.A1, "half", 1 << 16), "vo": vo, "product": pipe.product}
-
-
-def _new_param_calls(cache: dict, r: int, k: int = 200) -> dict:
-    """Per op family: (function, k+1 argument tuples of never-seen parameters), on destinations at element 16*r
-    of the buffers of :func:`_bench_buffers` (so that each pass ``r`` plans anew)."""
-    import numpy as np
-
-    import fastcopy as fc
-    from fastcopy import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams, DataCopyParams,
-                          GlobalTensor)
-    from fastcopy.formats import nz_shape
-
-    big, ub, l1 = (cache[n][16 * r] for n in ("big", "ub", "l1"))
-    src = cache["big"]
-    dev = cache["vo"]  # (a defined source: the whole buffer; destinations move per pass)
-    g1 = range(1, k + 2)
-    fams = {
-        "DataCopy(count)": (DataCopy, [(ub, src, 16 * g) for g in g1]),
-        "DataCopy(DataCopyParams)": (DataCopy, [(ub, src, DataCopyParams(1, g)) for g in g1]),
-        "DataCopy(Nd2NzParams)": (DataCopy, [(l1, src, fc.nd2nz_params(16, 15 + g, "half")) for g in g1]),
-        "DataCopy(Nz2NdParamsFull)": (DataCopy, [(big, dev, fc.nz2nd_params(g, 16, "half")) for g in g1]),
-        "Nz2NdParamsFull, 2 fractals": (DataCopy, [(big, dev, fc.nz2nd_params(g, 32, "half"))
-                                                   for g in g1]),
-        "DataCopyPad": (DataCopyPad, [(ub, src, DataCopyExtParams(1, 2 * g, 0, 0, 0),
-                                       DataCopyPadExtParams(False, 0, 0, 0)) for g in g1]),
-        "DataCopyPad UB->GM": (DataCopyPad, [(big, dev, DataCopyExtParams(1, 2 * g, 0, 0, 0)) for g in g1]),
-        "to_nz (new shape)": (fc.to_nz, [(np.zeros((15 + r, 15 + g), np.float16),) for g in g1]),
-        "from_nz (new shape)": (fc.from_nz, [(np.zeros(nz_shape((15 + r, 15 + g), np.float16), np.float16),
-                                              (15 + r, 15 + g)) for g in g1]),
-    }
-    slices = []
-    for g in g1:
-        d_info, s_info = fc.slice_infos((8, 240 + 16 * g), np.s_[:, 16:32], "half", product=cache["product"])
-        slices.append((ub, GlobalTensor(np.zeros(8 * (240 + 16 * g), np.float16)), d_info, s_info, len(s_info)))
-    fams["DataCopy(SliceInfo)"] = (DataCopy, slices)
-    return fams
-
-
 def call_overhead() -> list[str]:
     import numpy as np
 
@@ -155,11 +107,12 @@ def call_overhead() -> list[str]:
                 cached <= 1e-6)]
     # first call of never-seen parameters, per op family (each parameter set used once; kernels warm: every
     # numba specialisation loaded first, a one-time cost per process that no new-parameter call pays again)
+    import plan_floor
     from fastcopy.cli.warmup import warmup
 
     warmup()
-    bufs = _bench_buffers(pipe)
-    passes = [_new_param_calls(bufs, r) for r in range(1, 4)]  # fresh destinations per pass: new plans
+    bufs = plan_floor.bench_buffers(pipe)
+    passes = [plan_floor.new_param_calls(bufs, r) for r in range(1, 4)]  # fresh destinations per pass: new plans
     for name in passes[0]:
         times = []
         for fams in passes:
@@ -169,7 +122,7 @@ def call_overhead() -> list[str]:
         t = float(np.median(times))
         out.append(_row(f"first call of new parameters: {name}", f"{t * 1e6:.1f} us", "<= 30 us", t <= 30e-6))
     # the same calls repeated (one parameter set each; DataCopy forms and DataCopyPad: the prepared-call cache)
-    for name, (fn, calls) in _new_param_calls(bufs, 4).items():
+    for name, (fn, calls) in plan_floor.new_param_calls(bufs, 4).items():
         args = calls[len(calls) // 2]
         fn(*args)
         fn(*args)
@@ -277,6 +230,11 @@ def sections(expr: str | None) -> list[str]:
     emit(f"| {'overhead':60} | {'measured':>18} | {'target':>10} | {'':>7} |",
          f"|{'-' * 62}|{'-' * 20}|{'-' * 12}|{'-' * 9}|")
     emit(*call_overhead(), *startup())
+    if not expr:
+        import plan_floor
+
+        emit("", "Where the first call of new parameters spends its time (bench/plan_floor.py):", "")
+        emit(*plan_floor.rows())
     return out
 
 
