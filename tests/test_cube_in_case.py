@@ -106,3 +106,40 @@ def test_examples_check_and_explain(example, capsys):
     assert main(["explain", path, "--op", str(op)]) == 0
     out = capsys.readouterr().out
     assert "op 1 = ops[1]: LoadData(" in out and "dst a2: A2 (L0A)" in out
+
+
+CASE_V1 = """
+name = "img2col_v1"
+product = "ATLAS_TRAINING"
+outputs = ["a2"]
+
+[buffers.fmap]
+position = "A1"
+dtype = "half"
+count = 256
+init = {kind = "arange"}
+
+[buffers.a2]
+position = "A2"
+dtype = "half"
+count = 2304
+
+[[ops]]
+api = "LoadData"
+dst = "a2"
+src = "fmap"
+params.LoadData3DParamsV1 = {padList = [1, 1, 1, 1], l1H = 4, l1W = 4, leftTopW = -1, leftTopH = -1, strideW = 1, strideH = 1, filterW = 3, filterH = 3, dilationFilterW = 1, dilationFilterH = 1, jumpStride = 1, repeatMode = 0, repeatTime = 9, padValue = 0.0}
+"""
+
+
+def test_case_with_img2col_v1(tmp_path, capsys):
+    """The V1 form in a case file: runs, and its experimental warning reaches the user."""
+    import numpy as np
+
+    path = tmp_path / "case.toml"
+    path.write_text(CASE_V1)
+    assert main(["run", str(path), "-o", str(tmp_path / "out"), "-q"]) == 0
+    assert "experimental" in capsys.readouterr().err
+    got = np.fromfile(tmp_path / "out" / "output" / "golden.bin", np.float16).reshape(9, 16, 16)  # (one output)
+    assert got[4, :, 0].tolist() == list(range(0, 256, 16))  # the centre tap: every pixel's channel 0
+    assert got[0, 0, 0] == 0 and got[0, 5, 0] == 0  # top-left tap of window (0, 0): padding; window (1, 1): pixel 0

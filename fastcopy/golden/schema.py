@@ -111,7 +111,7 @@ APIS: dict[str, ApiSpec] = {
     "ResetLoopModePara": ApiSpec(False, ((), ("type",))),
     # into the cube (docs/cube-in.md)
     "LoadData": ApiSpec(True, (("LoadData2DParams",), ("LoadData2DParamsV2",), ("LoadData3DParamsV2",),
-                               ("LoadData3DParamsV2Pro",)), {"IsResetLoad3dConfig": "config"}),
+                               ("LoadData3DParamsV2Pro",), ("LoadData3DParamsV1",)), {"IsResetLoad3dConfig": "config"}),
     "LoadDataWithTranspose": ApiSpec(True, (("LoadData2dTransposeParams",), ("LoadData2dTransposeParamsV2",))),
     "LoadDataWithStride": ApiSpec(True, (("LoadData3DParamsV2",),), {"IsResetLoad3dConfig": "config"}),
     "SetFmatrix": ApiSpec(False, (("l1H", "l1W", "padList", "fmatrixMode?"),)),
