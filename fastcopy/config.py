@@ -43,6 +43,9 @@ ROWS_BURST = 1024
 #: (a busy or descheduled core then delays the call by one piece, not by half of it; measured interleaved on
 #: 4096x4096 transposes: 1-2 pieces per thread 1.1-1.5x np.copyto, 4 pieces 0.9-1.0x)
 CHUNKS_PER_THREAD = 2
+#: a repeated call whose plan is a few kernel steps (small img2col loads: copies and pad fills) is prepared, its
+#: kernel calls bound once, if it has at most PREPARED_STEPS of them (more: planned calls, each through the runner)
+PREPARED_STEPS = 16
 #: the small-call path consults the known-defined ranges of a destination (and skips setting its plane) for
 #: dense spans of at least this many bytes; below it setting the span is cheaper than the lookup
 KNOWN_BYTES = 1 << 15

@@ -46,8 +46,10 @@ def prepare(plan: Plan, dst, src):
     """What a repeated call of ``plan`` on these two tensors needs for the hot path (views, unit bases, spans;
     source and destination do not alias), or None when it cannot take it. Run it with :func:`run_prepared`."""
     fast = plan.fast
-    if fast is None or src is None:
+    if src is None:
         return None
+    if fast is None:
+        return _prepare_steps(plan, dst, src)
     dmem, smem = dst.memory, src.memory
     if smem.shares(dmem):
         return None
@@ -65,6 +67,56 @@ def prepare(plan: Plan, dst, src):
             mark)
 
 
+#: marks a prepared plan of several kernel calls (see _prepare_steps)
+_STEPS = object()
+
+
+def _prepare_steps(plan: Plan, dst, src):
+    """:func:`prepare` for a dense plan of a few single-chunk kernel steps (strided copies, documented fills,
+    element / block transposes: a small img2col load, a transposed tile): each kernel call with its views and
+    bases bound; the plane is then set over the write span once, unless known to be defined. None when the plan
+    does not qualify (it then runs through :func:`execute`)."""
+    if (plan.exact or plan.warnings or plan.effects or not plan.dense or plan.read is None
+            or not 0 < len(plan.ksteps) <= config.PREPARED_STEPS
+            or plan.write[1] - plan.write[0] >= config.PARALLEL_BYTES):
+        return None
+    dmem, smem = dst.memory, src.memory
+    if smem.shares(dmem):
+        return None
+    calls = []
+    for ks in plan.ksteps:
+        if len(ks.metas) != 1 or ks.kind in ("dense", "convert"):
+            return None
+        if ks.kind in LAYOUT_KINDS:  # byte views, bases at the step's offsets
+            calls.append((ks.kind, dmem.data, dst.offset + ks.doffs[0], smem.data, src.offset + ks.soffs[0],
+                          ks.metas[0]))
+            continue
+        dview, dshift = dmem.view(ks.w)
+        if ks.kind == "copy":
+            sview, sshift = smem.view(ks.w)
+            calls.append(("copy", dview, (dst.offset - dshift) // ks.w, sview, (src.offset - sshift) // ks.w,
+                          ks.metas[0]))
+        else:
+            calls.append(("fill", dview, (dst.offset - dshift) // ks.w, ks.value, 0, ks.metas[0]))
+    lo, hi = dst.offset + plan.write[0], dst.offset + plan.write[1]
+    return (_STEPS, tuple(calls), None, None, None, smem, src.offset + plan.read[0], src.offset + plan.read[1],
+            dmem, (lo, hi))
+
+
+def _run_steps(calls) -> None:
+    for kind, a, b, c, d, meta in calls:  # (kernels looked up per call: numba replaces the stand-ins on load)
+        if kind == "copy":
+            K.copy_strided(a, b, c, d, meta)
+        elif kind == "fill":
+            K.fill_strided(a, b, meta, c)
+        elif kind == "elements":
+            K.transpose_elements(a, b, c, d, meta)
+        elif kind == "transpose":
+            K.transpose_blocks(a, b, c, d, meta)
+        else:
+            K.copy_rows(a, b, c, d, meta)
+
+
 def run_prepared(prep, plan: Plan, dst, src) -> None:
     """:func:`execute` for a prepared call: one copy (a kernel call, or numpy's memcpy for a single burst), and
     the destination plane marked unless known to be defined."""
@@ -73,6 +125,8 @@ def run_prepared(prep, plan: Plan, dst, src) -> None:
         return execute(plan, dst, src)
     if dview is None:
         np.copyto(dbase, sview)
+    elif dview is _STEPS:
+        _run_steps(dbase)
     else:
         K.copy_strided(dview, dbase, sview, sbase, meta)
     if dmem.plane is not None:
