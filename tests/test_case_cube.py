@@ -443,3 +443,23 @@ def test_a_list_of_scale_word_tables_is_a_sweep():
     assert len(case) == 2
     half, quarter = (run_program(case.point(i)).outputs["out"][0].astype(np.float64) for i in range(2))
     assert np.array_equal(half, 2 * quarter)
+
+
+def test_loaddata_3d_v1_step_matches_the_python_call():
+    """img2col V1 (experimental, Atlas training series) as a case step: same bytes and the same warning."""
+    fields = dict(padList=[1, 1, 1, 1], l1H=4, l1W=4, c1Index=0, fetchFilterW=0, fetchFilterH=0, leftTopW=-1,
+                  leftTopH=-1, strideW=1, strideH=1, filterW=3, filterH=3, dilationFilterW=1, dilationFilterH=1,
+                  jumpStride=1, repeatMode=0, repeatTime=1, cSize=0, padValue=0)
+    doc = _doc("ATLAS_TRAINING", {"fmap": {"position": "A1", "dtype": "half", "count": 256,
+                                           "init": {"kind": "arange"}},
+                                  "a2": {"position": "A2", "dtype": "half", "count": 256}},
+               [{"api": "LoadData", "dst": "a2", "src": "fmap", "params": {"LoadData3DParamsV1": fields}}], ["a2"])
+    res = _run(doc)
+    assert any("experimental" in w for w in res.warnings[0])
+    pipe = fc.TPipe("ATLAS_TRAINING")
+    fmap, a2 = pipe.alloc(P.A1, "half", 256), pipe.alloc(P.A2, "half", 256)
+    fmap[...] = _input(res, "fmap")
+    with pytest.warns(fc.FastCopyWarning):
+        fc.LoadData(a2, fmap, fc.LoadData3DParamsV1(**{**fields, "padList": (1, 1, 1, 1)}))
+    assert np.array_equal(_out(res, "a2").view(np.uint16), a2.numpy().view(np.uint16))
+    assert np.array_equal(res.outputs["a2"][1].astype(bool), np.asarray(a2.defined()))
