@@ -126,9 +126,11 @@ class Case:
 
 
 def _replace(prog: Program, **kw) -> Program:
-    from dataclasses import replace
-
-    return replace(prog, **kw)
+    """``prog`` (just compiled, not seen by anyone yet) with fields ``kw`` set: what ``dataclasses.replace`` would
+    return, without building a second Program."""
+    for k, v in kw.items():
+        object.__setattr__(prog, k, v)
+    return prog
 
 
 def _plain(v):

@@ -13,6 +13,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -1273,6 +1274,7 @@ def _ctype_text(ctype: str) -> str:
     return CTYPES[ctype][0]
 
 
+@lru_cache(maxsize=None)
 def _products() -> str:
     return ", ".join(f"{p.name} ({p.display_name})" for p in Product)
 
