@@ -258,3 +258,39 @@ def test_batch_workers_keep_small_calls_on_numpy():
         config.CALLS_BEFORE_KERNELS = before
         signal.signal(signal.SIGINT, handlers[0])
         signal.signal(signal.SIGTERM, handlers[1])
+
+
+def test_batches_in_two_threads_restore_the_setting_when_both_end():
+    import threading
+
+    from fastcopy import config
+    from fastcopy.golden.work import small_calls_in_numpy
+
+    before = config.CALLS_BEFORE_KERNELS
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+
+    def first():
+        with small_calls_in_numpy():
+            first_in.set()
+            second_in.wait(10)
+        first_out.set()
+
+    t = threading.Thread(target=first)
+    t.start()
+    first_in.wait(10)
+    with small_calls_in_numpy():
+        second_in.set()
+        first_out.wait(10)  # the first batch ended while this one runs: still on numpy
+        assert config.CALLS_BEFORE_KERNELS > 10**15
+    t.join()
+    assert config.CALLS_BEFORE_KERNELS == before
+
+
+def test_a_section_that_copies_the_variables_records_them_all():
+    from fastcopy.golden.template import TemplateCompiler
+
+    comp = TemplateCompiler({}, {}, "x.toml", "", ".", {"a": 1, "b": 2}, None)
+    log: dict = {}
+    comp._logs.append(log)
+    assert dict(comp.names) == {"a": 1, "b": 2}
+    assert ("names",) in log

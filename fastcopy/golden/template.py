@@ -85,6 +85,23 @@ class _Names(dict):
         self.owner.note(("name", key), v)
         return default if v is _MISSING else v
 
+    # walking every variable (a copy, a listing) reads them all
+    def __iter__(self):
+        self.owner.note(("names",), tuple(dict.items(self)))
+        return dict.__iter__(self)
+
+    def keys(self):
+        self.owner.note(("names",), tuple(dict.items(self)))
+        return dict.keys(self)
+
+    def items(self):
+        self.owner.note(("names",), tuple(dict.items(self)))
+        return dict.items(self)
+
+    def values(self):
+        self.owner.note(("names",), tuple(dict.items(self)))
+        return dict.values(self)
+
 
 class _Buffers(Mapping):
     """The buffers table as a section sees it: lookups recorded by name, anything that walks it as a whole."""
@@ -154,6 +171,8 @@ class TemplateCompiler(Compiler):
             return self._choose(key[1], None)
         if kind == "buffer":
             return buffers.get(key[1], _MISSING)
+        if kind == "names":
+            return tuple(dict.items(self.names))
         return _whole(buffers)
 
     def _state(self) -> tuple:

@@ -6,6 +6,7 @@ chunks, so a point's folder is the same bytes wherever it runs.
 from __future__ import annotations
 
 import os
+import threading
 import time
 import traceback
 from contextlib import contextmanager
@@ -43,11 +44,21 @@ def small_calls_in_numpy():
     than a thousand small points gain from it (measured: ``python bench/bench_batch.py``)."""
     from .. import config
 
-    before = keep_small_calls_in_numpy()
+    with _NUMPY_CALLS_LOCK:  # (batches in several threads at once: the first in sets it, the last out restores)
+        if not _numpy_calls:
+            _numpy_calls.append(keep_small_calls_in_numpy())
+        _numpy_calls.append(None)
     try:
         yield
     finally:
-        config.CALLS_BEFORE_KERNELS = before
+        with _NUMPY_CALLS_LOCK:
+            _numpy_calls.pop()
+            if len(_numpy_calls) == 1:
+                config.CALLS_BEFORE_KERNELS = _numpy_calls.pop()
+
+
+_NUMPY_CALLS_LOCK = threading.Lock()
+_numpy_calls: list = []  # [the setting before the first batch, then one None per batch running]
 
 
 def keep_small_calls_in_numpy() -> int:
