@@ -160,7 +160,7 @@ def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
                 elif kind is Nz2NdParamsFull:
                     plan = _nz.plan_nz2nd(dst, src, arg)
                 else:
-                    plan = _slice.plan_slice(dst, src, arg, *rest)
+                    plan = _slice.plan_slice_keys(dst, src, key[1], key[2], key[3])
                 execute(plan, dst, src)
                 if not plan.effects:  # (the 310P scratch is checked against the allocations on every call)
                     _remember(key, dst, src, plan)

@@ -93,7 +93,20 @@ def _plan_params(pkey, src, dst, product, loop):
     return _build(call, block_count, block_len, src_gap, dst_gap, [], loop)
 
 
+#: calls whose path, dtypes and alignment passed (a pure function of the hashable Call; errors raise every time)
+_COMMON_OK: set = set()
+
+
 def _check_common(call: Call) -> None:
+    if call in _COMMON_OK:
+        return
+    _check_common_rules(call)
+    if len(_COMMON_OK) >= 4096:
+        _COMMON_OK.clear()
+    _COMMON_OK.add(call)
+
+
+def _check_common_rules(call: Call) -> None:
     src_dt, dst_dt = call.src.dtype, call.dst.dtype
     if src_dt == _INT4 or dst_dt == _INT4:
         raise UnsupportedError(f"{call.api}: int4b_t is not supported by basic DataCopy (semantics.md §8.4)")
@@ -130,4 +143,6 @@ def _build(call: Call, block_count, block_len, src_gap, dst_gap, warns, loop=Non
     else:
         step = Move((0,), (0,), burst, ((block_count, burst + src_gap * gs, burst + dst_gap * gd),))
     steps = with_loop_mode((step,), loop)
-    return make_plan(call.api, steps, call.src, call.dst, warns, exact=writes_overlap(steps))
+    # tail-to-head bursts never touch each other (stride >= burst): only loop mode and head-to-head gaps can
+    exact = writes_overlap(steps) if loop is not None or head else False
+    return make_plan(call.api, steps, call.src, call.dst, warns, exact=exact)

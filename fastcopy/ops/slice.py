@@ -46,8 +46,17 @@ START, END, STRIDE, BURST, SHAPE = range(5)  # SliceInfo.key() positions
 def plan_slice(dst, src, dst_info, src_info, dimValue=1):  # noqa: N803
     """Plan ``DataCopy(dst, src, dstSliceInfo, srcSliceInfo, dimValue)`` (cached)."""
     pipe = core_of(API, dst, src)
-    dkeys = _info_keys(dst_info, "dstSliceInfo")
-    skeys = _info_keys(src_info, "srcSliceInfo")
+    return _plan(pipe, dst, src, _info_keys(dst_info, "dstSliceInfo"), _info_keys(src_info, "srcSliceInfo"),
+                 dimValue)
+
+
+def plan_slice_keys(dst, src, dkeys: tuple, skeys: tuple, dimValue):  # noqa: N803
+    """:func:`plan_slice` with both info lists given as their ``key()`` tuples (what the prepared-call cache of
+    ``fastcopy.api`` has already computed)."""
+    return _plan(core_of(API, dst, src), dst, src, dkeys, skeys, dimValue)
+
+
+def _plan(pipe, dst, src, dkeys, skeys, dimValue):  # noqa: N803
     dim_value = _dim_value(dimValue)
     loop = loop_mode(pipe, src.memory.phys, dst.memory.phys) if pipe.state else None
     gm = src if src.is_global else dst if dst.is_global else None  # None: no GM side (a path error later)
