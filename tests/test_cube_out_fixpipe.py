@@ -570,3 +570,66 @@ def test_repeated_fixpipe_stays_exact():
     src.set_undefined()
     Fixpipe(gm, src, p)
     assert not gm.defined().any()
+
+
+def test_error_nz_split_nsize_multiple_of_8():
+    pipe, src, host, gm = _setup()
+    _raises(RangeError, "nSize=20 is not a multiple of 8 \\(NZ output with channel split\\)", host, gm, src,
+            _v(nSize=20, isChannelSplit=True), config=CFG_NZ)
+
+
+def test_error_dual_with_relu_and_nz2dn():
+    pipe = fresh("350")
+    src = place(pipe, TPosition.CO1, np.zeros(1024, np.float32))
+    ub0 = pipe.alloc(TPosition.VECOUT, "float", 512)
+    ub1 = pipe.alloc(TPosition.VECOUT, "float", 512, addr=ub0.offset)
+    to_ub = FixpipeConfig(CO2Layout.ROW_MAJOR, isToUB=True)
+    p = FixpipeParamsArch3510(nSize=32, mSize=16, srcStride=16, dstStride=32, dualDstCtl=2, reluEn=True)
+    with pytest.raises(UnsupportedError, match="dualDstCtl=2 with quantisation or ReLU on Atlas 350"):
+        Fixpipe(ub0, src, p, config=to_ub, dst1=ub1)
+    p = FixpipeParamsArch3510(nSize=32, mSize=16, srcStride=16, dstStride=16, dualDstCtl=1,
+                              params=Nz2DnParams(1, 0, 0, 1))
+    with pytest.raises(UnsupportedError, match="dualDstCtl=1 with an NZ2DN output on Atlas 350"):
+        Fixpipe(ub0, src, p, config=FixpipeConfig(CO2Layout.COLUMN_MAJOR, isToUB=True), dst1=ub1)
+    assert not ub0.defined().any()
+
+
+def test_error_datacopy_vector_mode_without_table():
+    """DataCopy's vector modes read the table of SetFixPipeConfig; never set (or left undefined by a vector-mode
+    Fixpipe's staging) is an error."""
+    pipe = fresh("A2")
+    src = place(pipe, TPosition.CO1, np.ones(256, np.int32))
+    host = np.zeros(256, np.float16)
+    p = DataCopyCO12DstParams(16, 16, 16, 16, "VDEQF16")
+    with pytest.raises(ParamError, match="quantPre=VDEQF16 reads the quantisation table of SetFixPipeConfig, which "
+                       "was never set"):
+        DataCopy(GlobalTensor(host), src, p)
+    assert not host.any()
+
+
+def test_error_datacopy_l1_nd_or_split_on_a2():
+    pipe = fresh("A2")
+    src = place(pipe, TPosition.CO1, np.ones(256, np.float32))
+    l1 = pipe.alloc(TPosition.A1, "half", 256)
+    SetFixpipeNz2ndFlag(1, 0, 0, pipe=pipe)
+    for kw in (dict(nz2ndEn=True), dict(channelSplit=True)):
+        with pytest.raises(UnsupportedError, match="L0C -> L1 writes NZ only: nz2ndEn and channelSplit must be "
+                           "false on Atlas A2"):
+            DataCopy(l1, src, DataCopyCO12DstParams(16, 16, 16, 16, "F322F16", **kw))
+    assert not l1.defined().any()
+
+
+def test_error_int16_destination():
+    pipe, src, host, gm = _setup("A2", t=np.int16)
+    _raises(UnsupportedError, "float -> int16_t is not supported L0C -> GM", host, gm, src, _v())
+
+
+def test_warning_source_and_destination_share_memory():
+    """A GlobalTensor over the L0C tensor's own bytes: computed with the normative semantics, with a warning."""
+    pipe = fresh("A2")
+    src = place(pipe, TPosition.CO1, np.arange(512, dtype=np.float32))
+    alias = GlobalTensor(src.numpy()[256:].view(np.float16))
+    with pytest.warns(FastCopyWarning, match="source and destination share memory"):
+        Fixpipe(alias, src, _v(nSize=16, mSize=1, srcStride=1, dstStride=16, quantPre="F322F16"))
+    assert np.array_equal(alias.numpy()[:16], np.arange(16, dtype=np.float16))
+

@@ -170,10 +170,29 @@ def test_gemv_rows_1_to_15_undefined():
     a = place(pipe, TPosition.A2, np.arange(16, dtype=np.float16))
     b = place(pipe, TPosition.B2, np.ones(256, np.float16))
     c = pipe.alloc(TPosition.CO1, "float", 256)
-    Mmad(c, a, b, MmadParams(1, 16, 16))
+    with pytest.warns(FastCopyWarning, match="m=1 runs in GEMV mode: A is read as 16 contiguous elements"):
+        Mmad(c, a, b, MmadParams(1, 16, 16))
     d = c.defined().reshape(16, 16)
     assert d[0].all() and not d[1:].any()
     assert c.numpy()[0] == 120.0
+
+
+def test_gemv_warning_and_disable_gemv_on_350():
+    """GEMV (m == 1) reads L0A as a vector whatever wrote it: a warning on every GEMV call; Atlas 350's
+    disableGemv=true reads row 0 from the Nz fractal instead, with no warning."""
+    pipe = fresh("350")
+    a_vals = np.arange(256, dtype=np.float16)
+    a = place(pipe, TPosition.A2, a_vals)
+    b = place(pipe, TPosition.B2, np.ones(256, np.float16))
+    c = pipe.alloc(TPosition.CO1, "float", 256)
+    with pytest.warns(FastCopyWarning, match="GEMV mode.*disableGemv=true turns GEMV off"):
+        Mmad(c, a, b, MmadParams(1, 16, 16))
+    assert c.numpy()[0] == float(np.arange(16).sum())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FastCopyWarning)
+        Mmad(c, a, b, MmadParams(1, 16, 16, disableGemv=True))
+    assert c.numpy()[0] == float(np.arange(16).sum())  # row 0 of an Nz fractal is also elements 0..15
+    assert c.numpy()[16] == float(np.arange(16, 32).sum())  # row 1 computed too (no GEMV)
 
 
 # ------------------------------------------------------------------------------------------------ checker

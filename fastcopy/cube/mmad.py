@@ -103,6 +103,11 @@ def _check_params(p: MmadParams, product, u, bias) -> list:
                 warns.append(f"{API}: MmadParams.{name}={getattr(p, name)} is a legacy field, ignored on {product}")
     if p.disableGemv and product is not P.ATLAS_350:
         _fail(UnsupportedError, "MmadParams.disableGemv exists only on Atlas 350", product)
+    if p.m == 1 and p.n and p.k and not (product is P.ATLAS_350 and p.disableGemv):
+        warns.append(f"{API}: m=1 runs in GEMV mode: A is read as {p.k} contiguous elements from the start of fm, "
+                     "not as fractals; an L0A filled in a fractal layout (LoadData of a Zz/Nz tile) gives another "
+                     "row 0 (fastcopy does not track which instruction wrote L0A, so every GEMV call warns"
+                     + ("; disableGemv=true turns GEMV off" if product is P.ATLAS_350 else "") + ")")
     if bias is not None and p.cmatrixInitVal and not p.isBias:
         warns.append(f"{API}: bias overload with cmatrixInitVal=true: the initial value is 0 and the bias is "
                      "ignored (set cmatrixInitVal=false to add the bias)")
