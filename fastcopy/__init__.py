@@ -11,10 +11,10 @@ __version__ = "0.1.0"
 
 from . import apidoc as _apidoc
 from . import api as _api
-from .api import (DataCopy, DataCopyPad, LoadData, LoadDataWithStride, LoadDataWithTranspose, ResetLoopModePara,
-                  SetLoopModePara, SetPadValue, from_nz, to_nz)
+from .api import (DataCopy, DataCopyPad, Fixpipe, LoadData, LoadDataWithStride, LoadDataWithTranspose,
+                  ResetLoopModePara, SetLoopModePara, SetPadValue, from_nz, to_nz)
 from .cube.enhanced import BlockMode, DataCopyEnhancedParams, DeqScale
-from .cube.fixpipe import DataCopyCO12, Fixpipe
+from .cube.fixpipe import DataCopyCO12
 from .cube.hif8 import decode_hif8, encode_hif8
 from .cube.mmad import Mmad
 from .cube.outparams import (CFG_COLUMN_MAJOR, CFG_NZ, CFG_ROW_MAJOR, CO2Layout, DataCopyCO12DstParams, FixpipeConfig,

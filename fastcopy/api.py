@@ -21,7 +21,7 @@ from .cube import img2col as _img2col
 from .cube import load3d_v1 as _load3d_v1
 from .cube.b4 import NibblePlan
 from .cube import loaddata as _loaddata
-from .cube.outparams import DataCopyCO12DstParams
+from .cube.outparams import CFG_ROW_MAJOR, DataCopyCO12DstParams
 from .cube.params import (Dn2NzParams, LoadData2dTransposeParams, LoadData2dTransposeParamsV2, LoadData2DParams,
                           LoadData2DParamsV2, LoadData3DParamsV1, LoadData3DParamsV2, LoadData3DParamsV2Pro)
 from .cube.registers import IsResetLoad3dConfig
@@ -403,3 +403,22 @@ def from_nz(array, shape, c0=None, out=None):
     if plan is not None:
         execute(plan, dst, src)
     return out
+
+
+def Fixpipe(dst, src, *args, config=CFG_ROW_MAJOR, dst1=None) -> None:  # noqa: N802
+    """``AscendC::Fixpipe<T, U, config>(dst, src, [cbufWorkspace,] params)``: L0C -> GM / L1 / UB with NZ2ND /
+    NZ2NZ / NZ2DN, quantisation and ReLU (:func:`fastcopy.cube.fixpipe.Fixpipe`). ``config``: ``CFG_ROW_MAJOR``
+    (default), ``CFG_NZ``, ``CFG_COLUMN_MAJOR`` or a ``FixpipeConfig``; ``dst1``: vector core 1's UB tensor for an
+    Atlas 350 dual destination. A repeat of a pure copy (NoQuant, no ReLU) with the same parameters, the same
+    source and an unchanged core state reuses its prepared plan."""
+    key = None
+    if len(args) == 1 and dst1 is None and type(dst) in _TENSORS and type(src) is LocalTensor:
+        key = _fixpipe.call_key(args[0], config)
+        if key is not None:
+            cache = dst._prepared
+            if cache is not None and _hit(cache.get(key), dst, src):
+                return
+    plan = _fixpipe.Fixpipe(dst, src, *args, config=config, dst1=dst1)
+    if key is not None and plan is not None:
+        _remember(key, dst, src, plan)
+

@@ -26,7 +26,7 @@ import numpy as np
 from ..dtypes import ASCEND_DTYPES, ascend_name
 from ..errors import AlignmentError, FastCopyWarning, OutOfBoundsError, ParamError, RangeError, UnsupportedError
 from ..dma.lower import make_plan
-from ..dma.run import execute, prepare, run_prepared
+from ..dma.run import execute
 from ..dma.steps import Move, writes_overlap
 from ..products import Phys, Product
 from . import quant, state, tensorio
@@ -253,29 +253,11 @@ def copy_plan(c: Call, es: int, src_sig, dst_sig):
 
 
 # ------------------------------------------------------------------------------------------------ execution
-#: prepared Fixpipe calls kept per destination tensor (shares the tensor's cache with DataCopy; keys are tagged)
-_PREPARED_MAX = 64
-
-
-def _prepared_hit(key, dst, src) -> bool:
-    """Run a remembered pure-copy Fixpipe again when nothing it depends on can have changed: same source tensor,
-    unchanged core state version (state writes, Mmad tiles and unit flags all bump it). The state the call would
-    set (ND parameters) is already what it set the first time."""
-    cache = dst._prepared
-    hit = cache.get(key) if cache is not None else None
-    if hit is None or hit[2] is not src or hit[0].version != hit[1]:
-        return False
-    if hit[4] is False:
-        hit[4] = prepare(hit[3], dst, src)
-    if hit[4] is not None:
-        run_prepared(hit[4], hit[3], dst, src)
-    else:
-        execute(hit[3], dst, src)
-    return True
-
-
-def _call_key(params, config):
-    """The prepared-call key of a Fixpipe (its parameters, nested structs included), or None if unhashable."""
+def call_key(params, config):
+    """The prepared-call key of a Fixpipe (its parameters, nested structs included, and the layout), or None if
+    unhashable or not a Fixpipe params struct."""
+    if not isinstance(params, (FixpipeParamsV220, FixpipeParamsArch3510)) or not isinstance(config, FixpipeConfig):
+        return None
     vals = tuple(v.key() if hasattr(v, "key") and hasattr(v, "FIELDS") else v for v in params.key())
     key = ("Fixpipe", type(params), vals, config.format, config.isToUB)
     try:
@@ -285,18 +267,9 @@ def _call_key(params, config):
     return key
 
 
-def _remember(key, dst, src, plan, pipe) -> None:
-    cache = dst._prepared
-    if cache is None:
-        cache = dst._prepared = {}
-    elif len(cache) >= _PREPARED_MAX:
-        cache.clear()
-    version = getattr(pipe.state, "version", None)
-    if version is not None:
-        cache[key] = [pipe.state, version, src, plan, False]
-
-
-def _run(api, product, pipe, c: Call, dsts, src, words, warns, post=None, remember=None) -> None:
+def _run(api, product, pipe, c: Call, dsts, src, words, warns, post=None):
+    """Run a validated call; returns the copy plan when a repeat may reuse it (a pure copy that warned of
+    nothing and has no unit flag), else None."""
     u, t = src.dtype, dsts[0].dtype
     if not (c.n and c.m and c.num):
         for msg in warns + [f"{api}: nSize={c.n}, mSize={c.m}, count={c.num}: nothing is written"]:
@@ -326,9 +299,7 @@ def _run(api, product, pipe, c: Call, dsts, src, words, warns, post=None, rememb
         cp = copy_plan(c, t.itemsize, src._sig, dst._sig)
         execute(cp, dst, src)
         state.unit_flag_apply(pipe, flag_update)
-        if remember is not None and not warns and not c.unit_flag:
-            _remember(remember, dst, src, cp, pipe)
-        return
+        return cp if not warns and not c.unit_flag else None
     q_words, q_def = words(pl.cols) if callable(words) else (words, None)
     x, x_def = tensorio.read(src, pl.src_offs)
     y = quant.convert(x, c.mode, t, q=q_words, relu=c.relu, ctrl48=state.ctrl48(pipe),
@@ -432,13 +403,9 @@ def _workspace_words(api, product, ws, n, warns):
 def Fixpipe(dst, src, *args, config: FixpipeConfig = CFG_ROW_MAJOR, dst1=None):  # noqa: N802
     """``Fixpipe<T, U, config>(dst, src, [cbufWorkspace,] params)``: L0C -> GM / L1 / UB with layout conversion,
     quantisation and ReLU. ``config`` is the template argument (``CFG_ROW_MAJOR`` default, ``CFG_NZ``,
-    ``CFG_COLUMN_MAJOR``); ``dst1`` is the second vector core's UB tensor for Atlas 350 dual destinations."""
+    ``CFG_COLUMN_MAJOR``); ``dst1`` is the second vector core's UB tensor for Atlas 350 dual destinations.
+    Returns the copy plan of a pure copy that a repeat may reuse (``fastcopy.api.Fixpipe`` keeps it), else None."""
     api = "Fixpipe"
-    key = None
-    if len(args) == 1 and dst1 is None and isinstance(params := args[0], (FixpipeParamsV220, FixpipeParamsArch3510)):
-        key = _call_key(params, config)
-        if key is not None and _prepared_hit(key, dst, src):
-            return
     if len(args) == 1:
         ws, params = None, args[0]
     elif len(args) == 2:
@@ -547,7 +514,7 @@ def Fixpipe(dst, src, *args, config: FixpipeConfig = CFG_ROW_MAJOR, dst1=None): 
         pipe.state[state.ND_PARA] = state_value
     if rule.vector:
         pipe.state.pop(state.FPC, None)
-    _run(api, product, pipe, c, dsts, src, word_fn, warns, remember=key)
+    return _run(api, product, pipe, c, dsts, src, word_fn, warns)
 
 
 def DataCopyCO12(dst, src, params: DataCopyCO12DstParams) -> None:  # noqa: N802
