@@ -51,7 +51,8 @@ _apidoc.complete(DataCopyPad, "DataCopyPad", extra=_apidoc.pad_rules())
 
 __all__ = [
     # Ascend C API: the cube's compute and output side
-    "Mmad", "MmadParams", "Fixpipe", "QuantMode_t", "encode_hif8", "decode_hif8", "FixpipeParamsV220", "FixpipeParamsM300", "FixpipeParamsM310",
+    "Mmad", "MmadParams", "Fixpipe", "QuantMode_t", "encode_hif8", "decode_hif8",
+    "FixpipeParamsV220", "FixpipeParamsM300", "FixpipeParamsM310",
     "FixpipeParamsArch3510", "FixpipeParamsC310", "Nz2NdParams", "Nz2DnParams", "FixpipeConfig", "CO2Layout",
     "CFG_NZ", "CFG_ROW_MAJOR", "CFG_COLUMN_MAJOR", "DataCopyCO12DstParams", "DataCopyEnhancedParams", "BlockMode", "DeqScale", "SetHF32Mode", "SetHF32TransMode",
     "HF32Mode", "HF32TransMode", "AscendCUtils", "SetFixpipePreQuantFlag", "SetFixpipeNz2ndFlag", "SetFixPipeConfig",
