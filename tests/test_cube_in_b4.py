@@ -164,3 +164,30 @@ def test_int4_load2d_moves_fractals_verbatim_and_img2col_counts_values():
     img = b4_tensor(pipe, "A2", "int4b_t", 512)
     fc.LoadData(img, src, fc.LoadData3DParamsV2((0, 0, 0, 0), 1, 16, 64, 64, 16, 0, 0))
     assert np.array_equal(img.numpy().view(np.uint8), raw[:512])
+
+
+@pytest.mark.parametrize("product", ["ATLAS_A2", "ATLAS_A3"])
+def test_int4_matmul_operand_path_feeds_mmad(product):
+    """L1 (Nz, packed) -> L0A by the sample's LoadData 2D loop and -> L0B by LoadDataWithTranspose, then Mmad:
+    the 4-bit representation of the loads is the one Mmad reads."""
+    from fastcopy.cube import l0c
+
+    rng = np.random.default_rng(7)
+    m, k, n = 32, 128, 64
+    a, b = rng.integers(-8, 8, (m, k)), rng.integers(-8, 8, (k, n))
+    pipe = fc.TPipe(product=product)
+    a1 = b4_tensor(pipe, "A1", "int4b_t", m * k // 2)
+    a1.numpy().view(np.uint8)[:] = fc.to_fractal(values(a & 0xF, "int4b_t"), "Nz").reshape(-1)
+    b1 = b4_tensor(pipe, "B1", "int4b_t", k * n // 2)
+    b1.numpy().view(np.uint8)[:] = fc.to_fractal(values(b & 0xF, "int4b_t"), "Nz").reshape(-1)
+    a2 = b4_tensor(pipe, "A2", "int4b_t", m * k // 2)
+    b2 = b4_tensor(pipe, "B2", "int4b_t", k * n // 2)
+    k1, m1 = k // 64, m // 16
+    for i in range(m1):  # one call per 16-row block: Nz -> Zz
+        fc.LoadData(a2[i * k1 * 512], a1[i * 512], fc.LoadData2DParams(0, k1, m1, 0, 0))
+    assert np.array_equal(a2.numpy().view(np.uint8), fc.to_zz(values(a & 0xF, "int4b_t")).reshape(-1))
+    fc.LoadDataWithTranspose(b2, b1, fc.LoadData2dTransposeParams(0, k // 64, 1, 3, 0))
+    assert np.array_equal(b2.numpy().view(np.uint8), fc.to_zn(values(b & 0xF, "int4b_t")).reshape(-1))
+    c = pipe.alloc("CO1", "int32_t", m * n)
+    fc.Mmad(c, a2, b2, fc.MmadParams(m, n, k))
+    assert np.array_equal(l0c.from_l0c(c.numpy(), m, n), a @ b)
