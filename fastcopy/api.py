@@ -204,15 +204,12 @@ def LoadData(dst, src, params, **kwargs) -> None:  # noqa: N802
             raise UnsupportedError(f"LoadData({kind.__name__}): takes no keyword arguments, got "
                                    f"{', '.join(kwargs)} (config= belongs to the 3D forms)")
         key = (kind, params.key())
-        cache = dst._prepared if type(dst) in _TENSORS else None
-        if cache is not None and _hit(cache.get(key), dst, src):
+        if _repeated(key, dst, src):
             return
         if kind is LoadData2DParams:
-            plan = _loaddata.plan_load2d(dst, src, params)
+            _planned(key, dst, src, _loaddata.plan_load2d(dst, src, params))
         else:
-            plan = _loaddata.plan_load2dv2(dst, src, params)
-            if type(plan) is NibblePlan:  # a 4-bit transpose moves nibbles (not on the kernels, never prepared)
-                return plan.run(dst, src)
+            _planned(key, dst, src, _loaddata.plan_load2dv2(dst, src, params))
     elif kind is LoadData3DParamsV2 or kind is LoadData3DParamsV2Pro or kind is LoadData3DParamsV1:
         config = kwargs.pop("config", None)
         if kwargs:
@@ -226,9 +223,6 @@ def LoadData(dst, src, params, **kwargs) -> None:  # noqa: N802
     else:
         forms = ", ".join(k.__name__ for k in LOADDATA_FORMS)
         raise UnsupportedError(f"LoadData: no form takes a {kind.__name__} as third argument; forms: {forms}")
-    execute(plan, dst, src)
-    if type(dst) in _TENSORS:
-        _remember(key, dst, src, plan)
 
 
 def LoadDataWithTranspose(dst, src, params) -> None:  # noqa: N802
@@ -240,15 +234,8 @@ def LoadDataWithTranspose(dst, src, params) -> None:  # noqa: N802
         raise UnsupportedError(f"LoadDataWithTranspose: takes LoadData2dTransposeParams or "
                                f"LoadData2dTransposeParamsV2, got {kind.__name__}")
     key = (kind, params.key())
-    cache = dst._prepared if type(dst) in _TENSORS else None
-    if cache is not None and _hit(cache.get(key), dst, src):
-        return
-    plan = _loaddata.plan_transpose(dst, src, params)
-    if type(plan) is NibblePlan:  # a 4-bit transpose moves nibbles (not on the kernels, never prepared)
-        return plan.run(dst, src)
-    execute(plan, dst, src)
-    if type(dst) in _TENSORS:
-        _remember(key, dst, src, plan)
+    if not _repeated(key, dst, src):
+        _planned(key, dst, src, _loaddata.plan_transpose(dst, src, params))
 
 
 def LoadDataWithStride(dst, src, params, config=None) -> None:  # noqa: N802
@@ -262,15 +249,27 @@ def _load3d(dst, src, params, config, with_stride: bool) -> None:
     Atlas 350 pitch) happen while planning; a repeat under an unchanged state version would write the very same
     values again, so it skips them with the planning."""
     key = None
-    if type(dst) in _TENSORS and type(params) in LOADDATA_FORMS and (config is None or
-                                                                     type(config) is IsResetLoad3dConfig):
+    if type(params) in LOADDATA_FORMS and (config is None or type(config) is IsResetLoad3dConfig):
         key = ("3d", type(params), params.key(), with_stride, None if config is None else config.key())
-        cache = dst._prepared
-        if cache is not None and _hit(cache.get(key), dst, src):
+        if _repeated(key, dst, src):
             return
-    plan = _img2col.plan_load3d(dst, src, params, config=config, with_stride=with_stride)
+    _planned(key, dst, src, _img2col.plan_load3d(dst, src, params, config=config, with_stride=with_stride))
+
+
+def _repeated(key, dst, src) -> bool:
+    """A cube-in load: whether a prepared repeat of ``key`` on these tensors ran (see :func:`_remember`)."""
+    cache = dst._prepared if type(dst) in _TENSORS else None
+    return cache is not None and _hit(cache.get(key), dst, src)
+
+
+def _planned(key, dst, src, plan) -> None:
+    """A cube-in load just planned: run it and keep it for its repeats (``key`` None: not kept). A 4-bit transpose
+    moves nibbles (a NibblePlan: not on the kernels, never prepared)."""
+    if type(plan) is NibblePlan:
+        plan.run(dst, src)
+        return
     execute(plan, dst, src)
-    if key is not None:
+    if key is not None and type(dst) in _TENSORS:
         _remember(key, dst, src, plan)
 
 
