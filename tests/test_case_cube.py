@@ -463,3 +463,27 @@ def test_loaddata_3d_v1_step_matches_the_python_call():
         fc.LoadData(a2, fmap, fc.LoadData3DParamsV1(**{**fields, "padList": (1, 1, 1, 1)}))
     assert np.array_equal(_out(res, "a2").view(np.uint16), a2.numpy().view(np.uint16))
     assert np.array_equal(res.outputs["a2"][1].astype(bool), np.asarray(a2.defined()))
+
+
+def test_every_cube_setter_and_struct_is_a_case_step():
+    """A setter or params struct added to the cube is noticed here until case files accept it."""
+    import fastcopy.cube.registers as registers
+    import fastcopy.cube.state as state
+    from fastcopy.golden.schema import APIS, T_FIELDS
+
+    setters = {n for mod in (state, registers) for n in dir(mod) if n.startswith("Set") and callable(getattr(mod, n))}
+    assert setters <= set(APIS), setters - set(APIS)
+    in_forms = {k.rstrip("?") for spec in APIS.values() for form in spec.forms for k in form}
+    in_forms |= {k for spec in APIS.values() for k in spec.keywords}  # IsResetLoad3dConfig
+    nested = {n for kind, detail in T_FIELDS.values() if kind == "substruct" for n in detail}
+    nested |= {"SliceInfo", "LoadData2dParams"}  # a list field's element; the 2dParams alias of LoadData2DParams
+    structs = {n for n in fc.__all__ if isinstance(getattr(fc, n), type) and issubclass(getattr(fc, n), fc.ParamStruct)
+               and n != "ParamStruct"}
+    assert structs <= in_forms | nested, structs - in_forms - nested
+
+
+def test_error_operand_and_its_alias_both_given():
+    bufs = {"a2": {"position": "A2", "dtype": "half", "count": 256}, "c1": L0C_F, "out": BASE["out"]}
+    text = _error([{"api": "Mmad", "dst": "c1", "a": "a2", "fm": "a2", "b": "a2",
+                    "params": {"MmadParams": {"m": 16}}}], bufs)
+    assert "ops[0].fm: Mmad: fm and a name the same operand; give one" in text

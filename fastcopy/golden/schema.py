@@ -883,6 +883,9 @@ class Compiler:
                                             f"{', '.join(APIS)}")
         spec = APIS[api]
         keys = [k.rstrip("?") for k in spec.operand_keys()]
+        for alias, key in spec.aliases.items():
+            if alias in table and key in table:
+                raise self.error(f"{path}.{alias}", f"{api}: {alias} and {key} name the same operand; give one")
         table = {spec.aliases.get(k, k): v for k, v in table.items()}
         extra = ("params", "dtype", "note") + (() if spec.tensors else ("dst", "src"))
         self.check_keys(table, tuple(dict.fromkeys(("api",) + tuple(keys) + extra)), path)
