@@ -72,7 +72,8 @@ def _lsb(e, t):  # pragma: no cover - compiled
 @numba.njit(cache=True, boundscheck=False, nogil=True)
 def _row_stats(x, t, total, lsb):  # pragma: no cover - compiled
     """Per row of ``x`` (float64 values of a format with ``t`` stored fraction bits): ``total[i] = sum |x|``
-    (4 partial sums; the caller adds a margin) and ``lsb[i]`` (see :func:`_lsb`)."""
+    (4 partial sums; the caller adds a margin) and ``lsb[i]`` (see :func:`_lsb`). Branch-free inner loops: zeros
+    map to an exponent above every real one, inf / NaN (exponent 0x7FF) are flagged."""
     m, k = x.shape
     bits = x.reshape(m * k).view(np.uint64)
     for i in range(m):
@@ -88,15 +89,13 @@ def _row_stats(x, t, total, lsb):  # pragma: no cover - compiled
             s0 += abs(x[i, p])
             p += 1
         total[i] = (s0 + s1) + (s2 + s3)
-        low = 4096
+        low = np.int64(8192)
+        special = np.int64(0)
         for p in range(k):
             e = np.int64((bits[i * k + p] >> np.uint64(52)) & np.uint64(0x7FF))
-            if e == 0x7FF:
-                low = -4096
-                break
-            if e != 0 and e < low:
-                low = e
-        lsb[i] = _lsb(low, t)
+            low = min(low, e + (e == 0) * 8192)
+            special |= e == 0x7FF
+        lsb[i] = _lsb(-4096 if special else (4096 if low >= 8192 else low), t)
 
 
 @numba.njit(cache=True, boundscheck=False, nogil=True)
@@ -104,7 +103,8 @@ def _col_stats(x, t, cmax, lsb):  # pragma: no cover - compiled
     """Per column of ``x``: ``cmax[j] = max |x|`` (NaN propagates) and ``lsb[j]`` (see :func:`_lsb`)."""
     k, n = x.shape
     bits = x.reshape(k * n).view(np.uint64)
-    low = np.full(n, 4096, np.int64)
+    low = np.full(n, 8192, np.int64)
+    special = np.zeros(n, np.int64)
     for j in range(n):
         cmax[j] = 0.0
     for p in range(k):
@@ -112,12 +112,10 @@ def _col_stats(x, t, cmax, lsb):  # pragma: no cover - compiled
             v = abs(x[p, j])
             cmax[j] = cmax[j] if v <= cmax[j] else v
             e = np.int64((bits[p * n + j] >> np.uint64(52)) & np.uint64(0x7FF))
-            if e == 0x7FF:
-                low[j] = -4096
-            elif e != 0 and e < low[j] and low[j] != -4096:
-                low[j] = e
+            low[j] = min(low[j], e + (e == 0) * 8192)
+            special[j] |= e == 0x7FF
     for j in range(n):
-        lsb[j] = _lsb(low[j], t)
+        lsb[j] = _lsb(-4096 if special[j] else (4096 if low[j] >= 8192 else low[j]), t)
 
 
 @numba.njit(cache=True, boundscheck=False, nogil=True)
