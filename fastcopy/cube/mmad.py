@@ -138,6 +138,13 @@ def _geometry(m: int, n: int, k: int, product, u, k_align: bool, disable_gemv: b
     return gemv, m1, n1, a_offs, a_foot, b_offs, k1 * n1 * 16 * k0
 
 
+@functools.lru_cache(maxsize=256)
+def _read_spans(m: int, n: int, k: int, product, u, k_align: bool, disable_gemv: bool) -> tuple:
+    """1 + the largest element offset :func:`_geometry` reads in L0A and in L0B (0 for none)."""
+    g = _geometry(m, n, k, product, u, k_align, disable_gemv)
+    return tuple(int(offs.max()) + 1 if offs.size else 0 for offs in (g[3], g[5]))
+
+
 def _check_tensor(tensor, role, phys, align, warn_align, need_elems, product, warns):
     if tensor.memory.phys is not phys:
         _fail(UnsupportedError, f"{role} is in {tensor.memory.phys} ({tensor.position}); it must be in {phys}",
@@ -209,8 +216,9 @@ def Mmad(dst, fm, filter, *args):  # noqa: N802, A002
     # ---- compute (nothing was written before this point)
     fast = t == D["float"] and u.itemsize == 2 and s.itemsize == 2 and not gemv
     if fast:  # 16-bit float inputs: gather and decode in one compiled pass
-        a64, a_nan, a_def = _gather16(fm, a_offs)
-        b64, b_nan, b_def = _gather16(filter, b_offs)
+        a_hi, b_hi = _read_spans(m, n, k, product, u, params.kDirectionAlign, params.disableGemv)
+        a64, a_nan, a_def = _gather16(fm, a_offs, a_hi)
+        b64, b_nan, b_def = _gather16(filter, b_offs, b_hi)
         a_vals = b_vals = None
     elif u == INT4:
         a_vals, a_def = _read_int4(fm, a_offs)
@@ -290,12 +298,11 @@ def _read_int4(tensor, offs):
     return np.where(nib >= 8, nib - 16, nib).astype(np.int8), ok
 
 
-def _gather16(tensor, offs):
-    """(float64 values, any NaN, definedness) of the 16-bit float elements at ``offs``."""
+def _gather16(tensor, offs, hi: int):
+    """(float64 values, any NaN, definedness) of the 16-bit float elements at ``offs`` (all below ``hi``)."""
     from ..kernels.matmul import gather_half_bits  # numba: loaded on first use (import fastcopy stays numba-free)
 
     mem = tensor.memory
-    hi = int(offs.max()) + 1 if offs.size else 0
     raw = mem.data[tensor.offset:tensor.offset + 2 * hi].view(np.uint16)
     out = np.empty(offs.shape, np.float64)
     nan = gather_half_bits(raw, offs, tensor.dtype != D["half"], out)
