@@ -206,6 +206,18 @@ def test_dn2nz_matches_reference(cell, small, data):
              data.draw(st.integers(0, 2**16)))
 
 
+def draw_map(data) -> tuple:
+    """A small feature map and kernel for the img2col tests: ``(H, W, pads, kh, kw, sh, sw, dh, dw, C1)``, the
+    dilated kernel fitting the padded map."""
+    H, W = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 7))
+    pads = tuple(data.draw(st.integers(0, 2)) for _ in range(4))
+    kh, kw = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
+    sh, sw, dh, dw = (data.draw(st.integers(1, 2)) for _ in range(4))
+    if H + pads[2] + pads[3] < (kh - 1) * dh + 1 or W + pads[0] + pads[1] < (kw - 1) * dw + 1:
+        kh = kw = dh = dw = 1
+    return H, W, pads, kh, kw, sh, sw, dh, dw, data.draw(st.integers(1, 2))
+
+
 @SETTINGS
 @pytest.mark.parametrize("cell", cells(LOAD3D_PATHS), ids=cell_id)
 @given(st.data())
@@ -217,13 +229,7 @@ def test_load3d_matches_reference(cell, data):
     c0 = 32 // es  # int4b_t: drawn as the bytes it moves (C0 = 32 bytes = 64 values), K fields given in values
     b4 = bits_of(dt) == 4
     is350 = product is Product.ATLAS_350
-    H, W = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 7))
-    pads = tuple(data.draw(st.integers(0, 2)) for _ in range(4))
-    kh, kw = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
-    sh, sw, dh, dw = (data.draw(st.integers(1, 2)) for _ in range(4))
-    if (H + pads[2] + pads[3] - ((kh - 1) * dh + 1)) < 0 or (W + pads[0] + pads[1] - ((kw - 1) * dw + 1)) < 0:
-        kh = kw = dh = dw = 1
-    C1 = data.draw(st.integers(1, 2))
+    H, W, pads, kh, kw, sh, sw, dh, dw, C1 = draw_map(data)
     Ho = (H + pads[2] + pads[3] - ((kh - 1) * dh + 1)) // sh + 1
     Wo = (W + pads[0] + pads[1] - ((kw - 1) * dw + 1)) // sw + 1
     kmax = C1 * kh * kw * c0
@@ -296,13 +302,7 @@ def test_load3d_v1_matches_reference(cell, data):
     product, path, dt = cell[0], cell[1], data.draw(st.sampled_from(cell[2]))
     es = dt.itemsize
     c0 = 32 // es
-    H, W = data.draw(st.integers(1, 6)), data.draw(st.integers(1, 7))
-    pads = tuple(data.draw(st.integers(0, 2)) for _ in range(4))
-    kh, kw = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
-    sh, sw, dh, dw = (data.draw(st.integers(1, 2)) for _ in range(4))
-    if H + pads[2] + pads[3] < (kh - 1) * dh + 1 or W + pads[0] + pads[1] < (kw - 1) * dw + 1:
-        kh = kw = dh = dw = 1
-    C1 = data.draw(st.integers(1, 2))
+    H, W, pads, kh, kw, sh, sw, dh, dw, C1 = draw_map(data)
     mode, R = data.draw(st.integers(0, 1)), data.draw(st.integers(0, 4))
     c1i = data.draw(st.integers(0, C1 - 1))
     fh, fw = data.draw(st.integers(0, kh - 1)), data.draw(st.integers(0, kw - 1))
