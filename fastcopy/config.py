@@ -9,8 +9,9 @@ import os
 
 #: worker threads for large kernel steps (1 = never split)
 THREADS = max(1, min(int(os.environ.get("FASTCOPY_THREADS", "2")), os.cpu_count() or 1))
-#: kernel steps moving at least this many bytes are split across the worker threads; dense plans marking a
-#: smaller span set its definedness plane with numpy
+#: kernel steps moving at least this many bytes are shared with the helper threads (fastcopy/dma/crew.py;
+#: measured through DataCopy on the 2-core VM with both cores free: 1 MiB 26 us shared vs 53-72 us alone,
+#: 512 KiB 16.4 vs 15.7 us: no gain below, where both halves fit one core's L2 and a shared call costs ~1-2 us)
 PARALLEL_BYTES = 1 << 20
 #: an innermost loop reading with a stride of at least TILE_STRIDE bytes and more than TILE iterations is tiled
 TILE_STRIDE = 1024
@@ -41,14 +42,30 @@ NT_BYTES = 8 << 20
 ROWS_BURST = 1024
 #: a step split across threads is cut into THREADS * CHUNKS_PER_THREAD pieces that the threads take in turn
 #: (a busy or descheduled core then delays the call by one piece, not by half of it; measured interleaved on
-#: 4096x4096 transposes: 1-2 pieces per thread 1.1-1.5x np.copyto, 4 pieces 0.9-1.0x)
+#: 4096x4096 transposes: 1-2 pieces per thread 1.1-1.5x np.copyto, 4 pieces 0.9-1.0x) when it moves at least
+#: BALANCE_BYTES; a smaller one in THREADS pieces (256 KiB - 1 MiB copies measured 20-70% slower in 4 pieces
+#: than in 2: each piece claimed costs a cache-line round trip between the cores)
 CHUNKS_PER_THREAD = 2
 #: a repeated call whose plan is a few kernel steps (small img2col loads: copies and pad fills) is prepared, its
 #: kernel calls bound once, if it has at most PREPARED_STEPS of them (more: planned calls, each through the runner)
 PREPARED_STEPS = 16
+BALANCE_BYTES = 8 << 20
 #: the small-call path consults the known-defined ranges of a destination (and skips setting its plane) for
 #: dense spans of at least this many bytes; below it setting the span is cheaper than the lookup
 KNOWN_BYTES = 1 << 15
 #: the exact path (overlapping writes, aliasing) works through at most this many written bytes at a time (its
 #: temporaries are ~40 bytes per written byte): its memory stays bounded whatever the call's size
 EXACT_CHUNK = 1 << 21
+#: helper threads (fastcopy/dma/crew.py) spin this long after their last chunk before they sleep, so calls in a
+#: row pay no thread wake-up (measured on the 2-core VM: waking an idle core costs 15-90 us)...
+SPIN_US = 200
+#: ... and a sleeping helper is woken for a job of at least WAKE_BYTES, or for any job when the previous parallel
+#: call was less than WAKE_GAP seconds ago (a smaller isolated job runs on the calling thread alone)
+WAKE_BYTES = 1 << 20
+WAKE_GAP = 0.002
+#: a call whose caller waited for a spinning helper longer than SLOW_HELPER x its own share of the work (the
+#: machine is busy: another process has the helper's core) makes the next calls run on the calling thread alone:
+#: 2, 4, ... up to MAX_BACKOFF of them, until a shared call goes well again (on a quiet machine a helper whose
+#: chunk is in the other core's cache measured up to ~1.5x the caller's time: 0.5 backed off wrongly)
+SLOW_HELPER = 2.0
+MAX_BACKOFF = 256

@@ -27,6 +27,9 @@ def warmup(verbose: bool = False) -> int:
     fill_dense(b, 0, 64, b)
     transpose_elements(b, 0, b, 0, abi.pack_transpose(2, (1, 0, 0), (1, 2, 32), (1, 32, 2), (1, 1), False,
                                                       (0, 1, 0, 1)))
+    from ..dma import crew  # the helper threads' kernels (parallel calls)
+
+    crew.warmup()
     if verbose:
         print(f"fastcopy warmup: kernels ready in {time.perf_counter() - t0:.2f} s")
     return 0

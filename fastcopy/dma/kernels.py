@@ -49,6 +49,16 @@ def _bind(module) -> None:
         g[name] = getattr(module, name)
 
 
+def usable_crew() -> bool:
+    """Whether parallel calls may go to the helper threads (:mod:`.crew`, numba kernels): not while the numpy
+    kernels are pinned; the stand-ins load numba (only large calls are shared)."""
+    if globals()["copy_strided"] is npkernels.copy_strided:
+        return False
+    if not loaded():
+        load()
+    return True
+
+
 def loaded() -> bool:
     return globals()["copy_strided"] is not _copy_strided and globals()["copy_strided"] is not npkernels.copy_strided
 

@@ -65,7 +65,8 @@ class Plan(NamedTuple):
     nbytes: int  # bytes written (for reports)
     dense: bool = False  # the writes cover the write span exactly once, with documented values only
     span_mark: tuple = ()  # dense plans: kernel fills of 0x01 over the write span (the plane, in one pass)
-    fast: tuple | None = None  # one copy, one chunk, for the hot path: (w, meta, marks) with marks
+    fast: tuple | None = None  # one copy, for the hot path: (w, meta, marks); meta 2-D: the rows are chunks the
+    # threads share; marks
     # a (lo, hi) byte span to set with numpy, or (w, meta, value) of a kernel fill
     effects: tuple = ()  # Effect(s) the runner applies after the writes
 
@@ -172,7 +173,7 @@ def match_kernel(step, src_residue: int, dst_residue: int):
         tiles = (config.LAYOUT_TILE_A_UNALIGNED, config.LAYOUT_TILE_C_UNALIGNED)
     nt = streams and nbytes >= config.NT_BYTES
     chunks = _layout_chunks(batch[0], a[0], nbytes)
-    metas = tuple(abi.pack_transpose(burst, batch, a, c, tiles, nt, ch) for ch in chunks)
+    metas = tuple(np.stack([abi.pack_transpose(burst, batch, a, c, tiles, nt, ch) for ch in chunks]))
     return (KStep("transpose", 1, step.dst_offs, step.src_offs, burst, (batch, a, c), np.uint64(0), True, step,
                   chunks, (), metas),)
 
@@ -189,7 +190,7 @@ def _elements_step(step, burst: int, loops, nbytes: int):
         chunks = tuple((lo, hi, 0, a[0]) for lo, hi in _pieces(batch[0], nbytes))
     else:
         chunks = tuple((0, batch[0], lo, hi) for lo, hi in _pieces(a[0], nbytes, n))
-    metas = tuple(abi.pack_transpose(burst, batch, a, c, (1, 1), False, ch) for ch in chunks)
+    metas = tuple(np.stack([abi.pack_transpose(burst, batch, a, c, (1, 1), False, ch) for ch in chunks]))
     return (KStep("elements", 1, step.dst_offs, step.src_offs, burst, (batch, a, c), np.uint64(0), True, step,
                   chunks, (), metas),)
 
@@ -206,7 +207,7 @@ def _rows_step(step, burst: int, loops, nbytes: int) -> KStep:
     batch = loops[0] if len(loops) == 2 else (1, 0, 0)
     a = loops[-1] if loops else (1, 0, 0)
     chunks = _layout_chunks(batch[0], a[0], nbytes)
-    metas = tuple(abi.pack_transpose(burst, batch, a, (1, 0, burst), (1, 1), True, ch) for ch in chunks)
+    metas = tuple(np.stack([abi.pack_transpose(burst, batch, a, (1, 0, burst), (1, 1), True, ch) for ch in chunks]))
     return KStep("rows", 1, step.dst_offs, step.src_offs, burst, (batch, a), np.uint64(0), True, step, chunks, (),
                  metas)
 
@@ -216,7 +217,7 @@ def _pieces(n: int, nbytes: int, align: int = 1) -> list:
     the work is small or there is one thread."""
     if config.THREADS < 2 or nbytes < config.PARALLEL_BYTES:
         return [(0, n)]
-    want = config.THREADS * config.CHUNKS_PER_THREAD
+    want = _parts(config.THREADS, nbytes)
     size = max(align, -(-n // want) // align * align)
     return [(lo, min(lo + size, n)) for lo in range(0, n, size)]
 
@@ -294,16 +295,25 @@ def _splits(n_off: int, n0: int, nbytes: int) -> bool:
     return config.THREADS >= 2 and nbytes >= config.PARALLEL_BYTES and n_off < 2 and n0 >= 2
 
 
+def _parts(threads: int, nbytes: int) -> int:
+    """How many pieces a shared step is cut into: one per thread, ``CHUNKS_PER_THREAD`` per thread from
+    ``BALANCE_BYTES`` on (a descheduled thread then holds the call up by one piece, not half of it; smaller
+    steps measured faster in fewer pieces, each claim costing a cache-line round trip between the cores)."""
+    return threads * (config.CHUNKS_PER_THREAD if nbytes >= config.BALANCE_BYTES else 1)
+
+
 def split(n_off: int, n0: int, nbytes: int, threads: int | None = None) -> tuple:
-    """Per-thread ranges ``(o_lo, o_hi, i_lo, i_hi)`` of a step's offsets list or outermost loop."""
+    """The ranges ``(o_lo, o_hi, i_lo, i_hi)`` of a step's offsets list or outermost loop that the threads take in
+    turn (``CHUNKS_PER_THREAD`` per thread)."""
     threads = config.THREADS if threads is None else threads
     if threads < 2 or nbytes < config.PARALLEL_BYTES or (n_off < 2 and n0 < 2):
         return ((0, n_off, 0, n0),)
     n = n_off if n_off >= 2 else n0
-    cuts = [n * k // threads for k in range(threads + 1)]
+    parts = _parts(threads, nbytes)
+    cuts = [n * k // parts for k in range(parts + 1)]
     if n_off >= 2:
-        return tuple((cuts[k], cuts[k + 1], 0, n0) for k in range(threads) if cuts[k] < cuts[k + 1])
-    return tuple((0, n_off, cuts[k], cuts[k + 1]) for k in range(threads) if cuts[k] < cuts[k + 1])
+        return tuple((cuts[k], cuts[k + 1], 0, n0) for k in range(parts) if cuts[k] < cuts[k + 1])
+    return tuple((0, n_off, cuts[k], cuts[k + 1]) for k in range(parts) if cuts[k] < cuts[k + 1])
 
 
 def tile_inner(loops, src_col: int = 1):
@@ -327,10 +337,11 @@ def tile_inner(loops, src_col: int = 1):
 def _split_burst(ks: KStep) -> tuple:
     """One long burst (no loops, one offset) becomes equal pieces in an offsets list (plus a remainder step),
     so that the threads can share it."""
+    nbytes = ks.burst * ks.w
     if (config.THREADS < 2 or ks.kind == "convert" or len(ks.doffs) != 1 or any(lp[0] != 1 for lp in ks.loops)
-            or ks.burst * ks.w < 2 * config.PARALLEL_BYTES):
+            or nbytes < config.PARALLEL_BYTES):
         return (ks,)
-    pieces = 4 * config.THREADS
+    pieces = _parts(config.THREADS, nbytes)
     size = ks.burst // pieces
     steps = []
     for start, count, n in ((0, pieces, size), (pieces * size, 1, ks.burst - pieces * size)):
@@ -346,7 +357,8 @@ def finalize(ks: KStep) -> KStep:
     """Pack what the kernels need into one ``meta`` array per chunk (see :mod:`.abi`)."""
     if ks.kind in ("convert",) + LAYOUT_KINDS:  # (layout kernel steps are packed by match_kernel)
         return ks
-    metas = tuple(abi.pack(ks.burst, ks.loops, chunk, ks.doffs, ks.soffs) for chunk in ks.chunks)
+    metas = [abi.pack(ks.burst, ks.loops, chunk, ks.doffs, ks.soffs) for chunk in ks.chunks]
+    metas = tuple(np.stack(metas)) if len(metas) > 1 else tuple(metas)  # rows of one table (see run._table)
     return KStep._make(ks[:-1] + (metas,))  # (faster than _replace; metas is the last field)
 
 
@@ -598,13 +610,15 @@ def general_plan(api: str, steps: tuple, src, dst, warnings=(), exact: bool = Fa
     for mk in span_mark:
         _check_lowered(api, mk, write, dst_res, True)
     fast = None
-    if (not warnings and not effects and not exact and len(ksteps) == 1 and ksteps[0].kind == "copy"
-            and len(ksteps[0].metas) == 1):
-        marks = span_mark if dense else ksteps[0].mark
-        if dense and write[1] - write[0] < config.PARALLEL_BYTES:
-            fast = (ksteps[0].w, ksteps[0].metas[0], write)
-        elif len(marks) == 1 and len(marks[0].metas) == 1:
-            fast = (ksteps[0].w, ksteps[0].metas[0], (marks[0].w, marks[0].metas[0], marks[0].value))
+    if not warnings and not effects and not exact and len(ksteps) == 1 and ksteps[0].kind == "copy":
+        ks = ksteps[0]
+        marks = span_mark if dense else ks.mark
+        # one chunk: its meta; chunks the threads share: their table (rows of one array, see finalize)
+        meta = ks.metas[0] if len(ks.metas) == 1 else ks.metas[0].base
+        if dense and write[1] - write[0] < config.NT_BYTES:  # the plane span set with numpy (once: then known)
+            fast = (ks.w, meta, write)
+        elif len(ks.metas) == 1 and len(marks) == 1 and len(marks[0].metas) == 1:
+            fast = (ks.w, meta, (marks[0].w, marks[0].metas[0], marks[0].value))
     return Plan(api, steps, ksteps, read, write, tuple(warnings), exact, nbytes, dense, span_mark, fast,
                 tuple(effects))
 

@@ -8,18 +8,18 @@ than once with different values becomes undefined) and calls whose source and de
 
 from __future__ import annotations
 
-import os
-import threading
+import functools
 import warnings
 
 import numpy as np
 
 from .. import config
 from ..errors import FastCopyWarning
-from . import abi
+from . import abi, crew
 from . import kernels as K
 from .lower import LAYOUT_KINDS, Plan
-from .steps import Convert, Fill, Move, check_in_memory, grid_pieces, read_grid, src_burst, write_grid
+from .steps import (Convert, Fill, Move, check_in_memory, grid_pieces, read_grid, src_burst, write_grid,
+                    written)
 
 #: 0x01 in every byte of a unit, by view width (the definedness plane's "defined")
 _ONES = {w: np.uint64(int.from_bytes(b"\x01" * w, "little")) for w in (1, 2, 4, 8)}
@@ -59,7 +59,7 @@ def prepare(plan: Plan, dst, src):
     if len(mark) == 2:
         mark = (dst.offset + mark[0], dst.offset + mark[1])
     dbase, sbase = (dst.offset - dshift) // w, (src.offset - sshift) // w
-    if abi.is_contiguous(meta):  # one burst: the prepared arguments are the two windows themselves
+    if meta.ndim == 1 and abi.is_contiguous(meta):  # one burst: the prepared arguments are the two windows themselves
         d0, s0, n = dbase + abi.offsets_of(meta)[0][0], sbase + abi.offsets_of(meta)[1][0], abi.burst_of(meta)
         return (None, dview[d0:d0 + n], sview[s0:s0 + n], None, None, smem, src.offset + plan.read[0],
                 src.offset + plan.read[1], dmem, mark)
@@ -127,17 +127,25 @@ def run_prepared(prep, plan: Plan, dst, src) -> None:
         np.copyto(dbase, sview)
     elif dview is _STEPS:
         _run_steps(dbase)
-    else:
+    elif meta.ndim == 1:
         K.copy_strided(dview, dbase, sview, sbase, meta)
+    else:
+        _copy_shared(dview, dbase, sview, sbase, meta, plan.nbytes)
     if dmem.plane is not None:
-        if len(mark) == 2:  # a small dense span: numpy's memset, then remembered as defined
+        if len(mark) == 2:  # a dense span: numpy's memset, then remembered as defined
             if not dmem.known_defined(mark[0], mark[1]):
                 dmem.plane[mark[0]:mark[1]] = 1
                 dmem.note_defined(mark[0], mark[1])
-        else:
+        else:  # marks of a copy with gaps: set every time
             mw, mmeta, mvalue = mark
             pview, pshift = dmem.view(mw, plane=True)
             K.fill_strided(pview, (dst.offset - pshift) // mw, mmeta, mvalue)
+
+
+def _copy_shared(dview, dbase, sview, sbase, table, nbytes: int) -> None:
+    """A copy step whose chunks (rows of ``table``) the threads share."""
+    _share(crew.COPY, lambda m: K.copy_strided(dview, dbase, sview, sbase, m), table, dview, dbase, sview, sbase,
+           nbytes=nbytes)
 
 
 def execute(plan: Plan, dst, src) -> None:
@@ -154,12 +162,15 @@ def execute(plan: Plan, dst, src) -> None:
             w, meta, mark = fast
             dview, dshift = dmem.view(w)
             sview, sshift = smem.view(w)
-            K.copy_strided(dview, (dst.offset - dshift) // w, sview, (src.offset - sshift) // w, meta)
+            if meta.ndim == 1:
+                K.copy_strided(dview, (dst.offset - dshift) // w, sview, (src.offset - sshift) // w, meta)
+            else:
+                _copy_shared(dview, (dst.offset - dshift) // w, sview, (src.offset - sshift) // w, meta, plan.nbytes)
             if dmem.plane is not None:
                 lo, hi = dst.offset + plan.write[0], dst.offset + plan.write[1]
                 if hi - lo >= config.KNOWN_BYTES and dmem.known_defined(lo, hi):
                     pass  # a repeated large call: its destination span is already all defined
-                elif len(mark) == 2:  # a small dense span: numpy's memset beats a kernel dispatch
+                elif len(mark) == 2:  # a dense span: numpy's memset beats a kernel dispatch
                     dmem.plane[lo:hi] = 1
                     if hi - lo >= config.KNOWN_BYTES:  # (a lookup costs more than setting a small span)
                         dmem.note_defined(lo, hi)
@@ -200,64 +211,39 @@ def _apply(effect, dst, src) -> None:
         mem.forget()
 
 
-_pool = None
+def _share(kind: int, fn, chunks, dview, dbase, sview, sbase, value=_ZERO, nt: int = 0, nbytes: int = 0) -> None:
+    """Run ``fn(chunk)`` for every chunk: shared with the helper threads (:mod:`.crew`: the same kernel on the
+    same arrays, chunk by chunk) when the numba kernels run and the crew is free, else one after another here."""
+    if len(chunks) > 1 and config.THREADS > 1 and K.usable_crew():
+        if crew.run(kind, dview, dbase, sview, sbase, _table(chunks), value, nt, nbytes):
+            return
+    for chunk in chunks:
+        fn(chunk)
 
 
-def _forget_pool() -> None:
-    """A forked child inherits the pool object but not its threads: start a new one on first use."""
-    global _pool
-    _pool = None
+def _step_bytes(ks) -> int:
+    n = ks.burst * ks.w * max(len(ks.doffs), 1)
+    for lp in ks.loops:
+        n *= lp[0]
+    return n
 
 
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
+def _table(chunks) -> np.ndarray:
+    """The chunks as rows of one int64 array (kernel metas packed by the lowering already are)."""
+    if isinstance(chunks, np.ndarray):
+        return chunks
+    first = chunks[0]
+    if isinstance(first, np.ndarray):
+        t = first.base
+        if t is not None and t.ndim == 2 and t.shape[0] == len(chunks) and t.flags.c_contiguous:
+            return t
+        return np.stack(chunks)
+    return _pieces_table(tuple(chunks))
 
 
-def _parallel(fn, chunks) -> None:
-    """Run ``fn(chunk)`` for every chunk, the pool's worker threads and this one taking chunks in turn (the
-    kernels release the GIL). This thread waits only for chunks a worker has started: a worker that a busy
-    machine has not scheduled yet finds nothing left to do, instead of holding the call up."""
-    global _pool
-    n = len(chunks)
-    if n == 1:
-        fn(chunks[0])
-        return
-    if _pool is None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        _pool = ThreadPoolExecutor(max_workers=config.THREADS - 1 or 1, thread_name_prefix="fastcopy")
-    lock = threading.Lock()
-    idle = threading.Event()
-    idle.set()
-    state = [0, 0]  # next chunk, chunks running in workers
-
-    def claim(worker: bool) -> int:
-        with lock:
-            i = state[0]
-            if i < n:
-                state[0] = i + 1
-                if worker:
-                    state[1] += 1
-                    idle.clear()
-            return i
-
-    def worker():
-        while (i := claim(True)) < n:
-            try:
-                fn(chunks[i])
-            finally:
-                with lock:
-                    state[1] -= 1
-                    if not state[1]:
-                        idle.set()
-
-    futures = [_pool.submit(worker) for _ in range(min(config.THREADS, n) - 1)]
-    while (i := claim(False)) < n:
-        fn(chunks[i])
-    idle.wait()
-    for f in futures:  # surface a worker's exception (if it ran); never blocks on one that did not start
-        if f.done():
-            f.result()
+@functools.lru_cache(maxsize=256)
+def _pieces_table(pieces) -> np.ndarray:
+    return np.array(pieces, np.int64)
 
 
 def _run_fast(plan: Plan, dst, src) -> None:
@@ -295,7 +281,8 @@ def _run_fast(plan: Plan, dst, src) -> None:
             dmem.plane[lo:hi] = 1
         elif hi - lo >= config.NT_BYTES:  # streaming stores: the plane is written once, not read first
             plane, ones = dmem.plane, _ones_page()
-            _parallel(lambda p: K.fill_dense(plane, lo + p[0], p[1], ones), _fill_pieces(hi - lo))
+            _share(crew.FILL_DENSE, lambda p: K.fill_dense(plane, lo + p[0], p[1], ones), _fill_pieces(hi - lo),
+                   plane, lo, ones, 0, nbytes=hi - lo)
         else:
             for mk in plan.span_mark:
                 view, shift = dmem.view(mk.w, plane=True)
@@ -328,7 +315,8 @@ def _fill(ks, view, base, value) -> None:
     if len(metas) == 1:
         K.fill_strided(view, base, metas[0], value)
     else:
-        _parallel(lambda m: K.fill_strided(view, base, m, value), metas)
+        _share(crew.FILL, lambda m: K.fill_strided(view, base, m, value), metas, view, base, view, 0, value,
+               nbytes=_step_bytes(ks))
 
 
 def _copy(ks, dview, dbase, sview, sbase) -> None:
@@ -336,7 +324,8 @@ def _copy(ks, dview, dbase, sview, sbase) -> None:
     if len(metas) == 1:
         K.copy_strided(dview, dbase, sview, sbase, metas[0])
     else:
-        _parallel(lambda m: K.copy_strided(dview, dbase, sview, sbase, m), metas)
+        _share(crew.COPY, lambda m: K.copy_strided(dview, dbase, sview, sbase, m), metas, dview, dbase, sview, sbase,
+               nbytes=_step_bytes(ks))
 
 
 def _plane_mark(ks, dst) -> None:
@@ -388,9 +377,12 @@ def _layout(ks, dview, dbase, sview, sbase, nt: bool = True) -> None:
         kernel = (K.transpose_blocks if ks.kind == "transpose" else K.transpose_elements if ks.kind == "elements"
                   else K.copy_rows)
         metas = ks.metas if nt else tuple(abi.without_nt(m) for m in ks.metas)
-        _parallel(lambda m: kernel(dview, dbase, sview, sbase, m), metas)
+        job = crew.TRANSPOSE if ks.kind == "transpose" else crew.ELEMENTS if ks.kind == "elements" else crew.ROWS
+        _share(job, lambda m: kernel(dview, dbase, sview, sbase, m), metas, dview, dbase, sview, sbase,
+               nbytes=written(ks.step))
     else:
-        _parallel(lambda p: K.copy_dense(dview, dbase + p[0], sview, sbase + p[0], p[1], nt), ks.metas)
+        _share(crew.DENSE, lambda p: K.copy_dense(dview, dbase + p[0], sview, sbase + p[0], p[1], nt), ks.metas,
+               dview, dbase, sview, sbase, nt=int(nt), nbytes=ks.burst)
 
 
 def _span_defined(t, span) -> bool:
