@@ -39,7 +39,8 @@ def _strided_job(rng, w: int, n_chunks: int):
     burst = int(rng.integers(1, 40))
     n_off = int(rng.integers(n_chunks, 4 * n_chunks + 1))
     stride = burst + int(rng.integers(0, 5))
-    doffs = tuple(int(rng.integers(0, 3)) + k * stride for k in range(n_off))
+    shift = int(rng.integers(0, 3))  # (writes never overlap in a kernel step: the order of chunks is free)
+    doffs = tuple(shift + k * stride for k in range(n_off))
     soffs = tuple(int(x) for x in rng.permutation(n_off) * stride)
     loops = ((1, 0, 0),) * abi.MAX_LOOPS
     cuts = np.linspace(0, n_off, n_chunks + 1).astype(int)
