@@ -38,6 +38,10 @@ LAYOUT_TILE_C_UNALIGNED = 32
 #: outputs of at least NT_BYTES (larger than a core's L2) are written with non-temporal stores (measured on
 #: 4096x4096 transposes: 1.2-2x np.copyto against 0.55-0.75x with regular stores; slower below ~4 MiB)
 NT_BYTES = 8 << 20
+#: one contiguous burst of at least DENSE_NT_BYTES is copied with streaming stores (copy_dense); smaller ones with
+#: memcpy (measured through DataCopy, both cores free: 8 MiB UB->GM 1.09x np.copyto streaming vs 1.73x regular,
+#: 16 MiB 1.18x vs 1.91x, 32 MiB UB->GM 1.18-1.57x vs 1.61x, 64 MiB 2.07-2.26x vs 1.91-1.94x)
+DENSE_NT_BYTES = 64 << 20
 #: steps of bursts at least this long (rows of a padded copy or a slice) writing at least NT_BYTES stream too
 ROWS_BURST = 1024
 #: a step split across threads is cut into THREADS * CHUNKS_PER_THREAD pieces that the threads take in turn

@@ -44,9 +44,10 @@ def _clear_plan_caches() -> None:
 @contextlib.contextmanager
 def layout_config(threads: int, nt: bool):
     """Every transpose-shaped step takes the layout kernel, split into many chunks when ``threads`` > 1."""
-    saved = {k: getattr(config, k) for k in ("LAYOUT_BYTES", "NT_BYTES", "PARALLEL_BYTES", "THREADS", "ROWS_BURST")}
+    saved = {k: getattr(config, k) for k in ("LAYOUT_BYTES", "NT_BYTES", "DENSE_NT_BYTES", "PARALLEL_BYTES", "THREADS",
+                                             "ROWS_BURST")}
     config.LAYOUT_BYTES, config.PARALLEL_BYTES, config.THREADS, config.ROWS_BURST = 0, 1, threads, 16
-    config.NT_BYTES = 0 if nt else 1 << 62
+    config.NT_BYTES = config.DENSE_NT_BYTES = 0 if nt else 1 << 62
     _clear_plan_caches()
     try:
         yield
@@ -104,7 +105,7 @@ def test_the_layout_kernels_are_chosen_for_layout_plans():
     large dense DataCopy to the dense kernel; small calls keep the generic kernel."""
     a = np.zeros((512, 512), np.float16)
     with layout_config(2, True):
-        config.LAYOUT_BYTES, config.NT_BYTES = 64 << 10, 256 << 10
+        config.LAYOUT_BYTES, config.NT_BYTES, config.DENSE_NT_BYTES = 64 << 10, 256 << 10, 256 << 10
         kinds = [k.kind for k in formats.to_nz_call(a)[1].ksteps]
         assert kinds == ["transpose"] and len(formats.to_nz_call(a)[1].ksteps[0].metas) > 1
         assert [k.kind for k in formats.from_nz_call(to_nz(a), a.shape)[1].ksteps] == ["transpose"]

@@ -152,8 +152,8 @@ def match_kernel(step, src_residue: int, dst_residue: int):
             return None
         step = Move(step.src_offs[:1], step.dst_offs[:1], step.burst, ((len(step.dst_offs), ss, ds),) + step.loops)
     burst, loops = optimise_loops(step.burst, step.loops, 2, 1)
-    if not loops and nbytes >= config.NT_BYTES:
-        return (_dense_step(step, burst),)
+    if not loops:  # one contiguous burst: streamed when large, else the generic copy (memcpy, shared)
+        return (_dense_step(step, burst),) if nbytes >= config.DENSE_NT_BYTES else None
     if any(x < 0 for lp in loops for x in lp):
         return None
     # (batch,) a, c: c writes the destination contiguously, a reads the source contiguously
@@ -230,7 +230,7 @@ def _layout_chunks(nb: int, na: int, nbytes: int) -> tuple:
 
 
 def _dense_step(step, burst: int) -> KStep:
-    """One contiguous burst of at least NT_BYTES: ``copy_dense`` pieces (bytes) with non-temporal stores."""
+    """One contiguous burst of at least DENSE_NT_BYTES: ``copy_dense`` pieces (bytes) with non-temporal stores."""
     pieces = tuple((lo, hi - lo) for lo, hi in _pieces(burst, burst, 4096))
     return KStep("dense", 1, step.dst_offs, step.src_offs, burst, (), np.uint64(0), True, step, pieces, (), pieces)
 
