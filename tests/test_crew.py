@@ -48,6 +48,17 @@ def _strided_job(rng, w: int, n_chunks: int):
     return metas, n_off * stride + 8
 
 
+def _copy_case(seed: int, w: int, n_chunks: int):
+    """A copy job, its source and the destination the serial kernel writes."""
+    rng = np.random.default_rng(seed)
+    metas, size = _strided_job(rng, w, n_chunks)
+    src = rng.integers(0, 256, (size + 2) * w, dtype=np.uint8).view(UINT[w])
+    want = np.zeros(size + 2, UINT[w])
+    for m in metas:
+        K.copy_strided(want, 0, src, 0, m)
+    return metas, src, want
+
+
 @pytest.mark.parametrize("w", [1, 2, 4, 8])
 @pytest.mark.parametrize("n_chunks", [2, 3, 8])
 def test_copy_and_fill_jobs_match_the_serial_kernels(w, n_chunks):
@@ -123,14 +134,9 @@ def test_layout_jobs(kind):
 def test_many_jobs_in_a_row_and_after_the_helpers_slept(monkeypatch):
     """The claim protocol over thousands of jobs (each chunk exactly once), then with helpers that went to
     sleep between jobs and are woken (or not) for the next one."""
-    rng = np.random.default_rng(5)
-    metas, size = _strided_job(rng, 8, 4)
-    src = rng.integers(0, 2**63, size + 2, dtype=np.uint64)
-    want = np.zeros(size + 2, np.uint64)
-    for m in metas:
-        K.copy_strided(want, 0, src, 0, m)
+    metas, src, want = _copy_case(5, 8, 4)
     for _ in range(3000):
-        dst = np.zeros(size + 2, np.uint64)
+        dst = np.zeros_like(want)
         assert crew.run(crew.COPY, dst, 0, src, 0, metas)
         assert np.array_equal(dst, want)
     import time
@@ -138,18 +144,13 @@ def test_many_jobs_in_a_row_and_after_the_helpers_slept(monkeypatch):
         monkeypatch.setattr(config, "WAKE_BYTES", wake_bytes)
         for _ in range(5):
             time.sleep((config.SPIN_US + 2000) * 1e-6)  # the helpers are asleep now
-            dst = np.zeros(size + 2, np.uint64)
+            dst = np.zeros_like(want)
             assert crew.run(crew.COPY, dst, 0, src, 0, metas, nbytes=1 << 20)
             assert np.array_equal(dst, want)
 
 
 def test_back_off_after_a_slow_helper_runs_alone(monkeypatch):
-    rng = np.random.default_rng(6)
-    metas, size = _strided_job(rng, 4, 2)
-    src = rng.integers(0, 2**32, size + 2, dtype=np.uint32)
-    want = np.zeros(size + 2, np.uint32)
-    for m in metas:
-        K.copy_strided(want, 0, src, 0, m)
+    metas, src, want = _copy_case(6, 4, 2)
     monkeypatch.setattr(config, "SLOW_HELPER", -1.0)  # every shared call with a spinning helper counts as slow
     for _ in range(1000):  # (a call that had to wake a sleeping helper gives no verdict)
         dst = np.zeros_like(want)
