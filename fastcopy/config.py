@@ -50,10 +50,10 @@ ROWS_BURST = 1024
 #: BALANCE_BYTES; a smaller one in THREADS pieces (256 KiB - 1 MiB copies measured 20-70% slower in 4 pieces
 #: than in 2: each piece claimed costs a cache-line round trip between the cores)
 CHUNKS_PER_THREAD = 2
+BALANCE_BYTES = 8 << 20
 #: a repeated call whose plan is a few kernel steps (small img2col loads: copies and pad fills) is prepared, its
 #: kernel calls bound once, if it has at most PREPARED_STEPS of them (more: planned calls, each through the runner)
 PREPARED_STEPS = 16
-BALANCE_BYTES = 8 << 20
 #: the small-call path consults the known-defined ranges of a destination (and skips setting its plane) for
 #: dense spans of at least this many bytes; below it setting the span is cheaper than the lookup
 KNOWN_BYTES = 1 << 15

@@ -44,9 +44,15 @@ def _calibrate(crew) -> float:
     return max((c1 - c0) / ((t1 - t0) * 1e6), 1.0)
 
 
+_K = None  # fastcopy.kernels.crew, once loaded
+
+
 def _start():
     """The box and the helpers (once per process; again in a forked child, which has no helper threads)."""
+    global _K
     from ..kernels import crew
+
+    _K = crew
 
     if _state["pid"] == os.getpid():
         return _state["box"]
@@ -70,31 +76,44 @@ def run(kind: int, dst, dbase: int, src, sbase: int, table: np.ndarray, value=np
     """Run the job (``table``: one chunk per row) with the helpers; False if the crew cannot take it."""
     if config.THREADS < 2 or not SUPPORTED or not ENABLED:
         return False
+    head = None if _state["skip"] else job(kind, dst, dbase, src, sbase, table, value, nt)
+    return run_job(head, nbytes)
+
+
+def job(kind: int, dst, dbase: int, src, sbase: int, table: np.ndarray, value=np.uint64(0), nt: int = 0):
+    """A job's header for :func:`run_job` (prepared calls keep it; the arrays must outlive it)."""
+    if not SUPPORTED:
+        return None
+    from ..kernels import crew
+
+    return crew.job(kind, dst, dbase, src, sbase, table, value, nt)
+
+
+def run_job(head, nbytes: int = 0) -> bool:
+    """:func:`run` for a job header made by :func:`job`."""
+    if config.THREADS < 2 or not SUPPORTED or not ENABLED:
+        return False
     if _state["skip"]:  # backing off after a call that a slow helper held up
         _state["skip"] -= 1
         if not _state["skip"]:  # the next call tries again, with helpers spinning (a fair trial)
-            from ..kernels import crew
-
-            _state["box"][crew.SPIN] = _state["spin"]
-            crew.wake(_state["box"])
+            _state["box"][_K.SPIN] = _state["spin"]
+            _K.wake(_state["box"])
         return False
-    if not _lock.acquire(blocking=False):
+    if head is None or not _lock.acquire(blocking=False):
         return False
     try:
         box = _state["box"] if _state["pid"] == os.getpid() else _start()
-        from ..kernels import crew
-
         now = time.perf_counter()
         wake = nbytes >= config.WAKE_BYTES or now - _state["last"] < config.WAKE_GAP
         _state["last"] = now
-        asleep = crew.publish(box, kind, dst, dbase, src, sbase, table, value, nt, wake)
-        waited = crew.join(box)
+        asleep = _K.publish(box, head, wake)
+        waited = _K.join(box)
         if asleep:  # (a helper woken for this call is late by its wake-up: no verdict on the machine)
             return True
         if waited > config.SLOW_HELPER * 1024:  # a spinning helper held the call up: the machine is busy
             _state["backoff"] = min(2 * _state["backoff"], config.MAX_BACKOFF)
             _state["skip"] = _state["backoff"]
-            box[crew.SPIN] = 0  # the helpers sleep at once: no spinning against this thread meanwhile
+            box[_K.SPIN] = 0  # the helpers sleep at once: no spinning against this thread meanwhile
         else:
             _state["backoff"] = 1
         return True
@@ -132,9 +151,9 @@ def warmup() -> None:
         r = np.zeros(64, t)
         r.flags.writeable = False  # (read-only sources: user arrays that are not writable)
         for src in (a, r):
-            crew.publish(box, COPY, a, 0, src, 0, meta, np.uint64(0), 0, False)
+            crew.publish(box, crew.job(COPY, a, 0, src, 0, meta, np.uint64(0), 0), False)
             crew.join(box)
-        crew.publish(box, FILL, a, 0, a, 0, meta, np.uint64(0), 0, False)
+        crew.publish(box, crew.job(FILL, a, 0, a, 0, meta, np.uint64(0), 0), False)
         crew.join(box)
     b, rb = np.zeros(4096, np.uint8), np.zeros(4096, np.uint8)
     rb.flags.writeable = False
@@ -144,7 +163,7 @@ def warmup() -> None:
         emeta = np.stack([abi.pack_transpose(2, (1, 0, 0), (1, 2, 32), (1, 32, 2), (1, 1), False, (0, 1, 0, 1))])
         for kind, table in ((TRANSPOSE, tmeta), (ROWS, tmeta), (DENSE, pieces), (FILL_DENSE, pieces),
                             (ELEMENTS, emeta)):
-            crew.publish(box, kind, b, 0, src, 0, table, np.uint64(0), 0, False)
+            crew.publish(box, crew.job(kind, b, 0, src, 0, table, np.uint64(0), 0), False)
             crew.join(box)
     crew.wake(box)
 

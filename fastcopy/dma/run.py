@@ -63,6 +63,8 @@ def prepare(plan: Plan, dst, src):
         d0, s0, n = dbase + abi.offsets_of(meta)[0][0], sbase + abi.offsets_of(meta)[1][0], abi.burst_of(meta)
         return (None, dview[d0:d0 + n], sview[s0:s0 + n], None, None, smem, src.offset + plan.read[0],
                 src.offset + plan.read[1], dmem, mark)
+    if meta.ndim == 2:  # chunks the threads share: the crew's job header, made once
+        meta = (meta, crew.job(crew.COPY, dview, dbase, sview, sbase, meta) if K.usable_crew() else None)
     return (dview, dbase, sview, sbase, meta, smem, src.offset + plan.read[0], src.offset + plan.read[1], dmem,
             mark)
 
@@ -127,10 +129,11 @@ def run_prepared(prep, plan: Plan, dst, src) -> None:
         np.copyto(dbase, sview)
     elif dview is _STEPS:
         _run_steps(dbase)
-    elif meta.ndim == 1:
+    elif type(meta) is not tuple:
         K.copy_strided(dview, dbase, sview, sbase, meta)
-    else:
-        _copy_shared(dview, dbase, sview, sbase, meta, plan.nbytes)
+    elif not crew.run_job(meta[1], plan.nbytes):  # (the crew is busy or backing off: this thread alone)
+        for m in meta[0]:
+            K.copy_strided(dview, dbase, sview, sbase, m)
     if dmem.plane is not None:
         if len(mark) == 2:  # a dense span: numpy's memset, then remembered as defined
             if not dmem.known_defined(mark[0], mark[1]):

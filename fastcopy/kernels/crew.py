@@ -274,25 +274,35 @@ def stop(box):
 
 
 @njit(cache=True)
-def publish(box, kind, dst, dbase, src, sbase, table, value, nt, wake):
-    """Post a job (the previous one is finished: its caller has joined it). ``table``: one chunk per row;
-    ``wake``: wake sleeping helpers for it. Returns whether a helper was asleep."""
+def job(kind, dst, dbase, src, sbase, table, value, nt):
+    """A job's header (the box's slots KIND..TCOLS): ``table`` one chunk per row. The arrays must stay alive
+    until the job has been joined."""
+    head = np.empty(TCOLS - KIND + 1, np.int64)
+    head[KIND - KIND] = kind
+    head[NCHUNK - KIND] = table.shape[0]
+    head[DADDR - KIND] = dst.ctypes.data
+    head[DLEN - KIND] = dst.size
+    head[DBASE - KIND] = dbase
+    head[SADDR - KIND] = src.ctypes.data
+    head[SLEN - KIND] = src.size
+    head[SBASE - KIND] = sbase
+    head[WIDTH - KIND] = dst.itemsize
+    head[VALUE - KIND] = np.int64(value)
+    head[NT - KIND] = nt
+    head[TADDR - KIND] = table.ctypes.data
+    head[TCOLS - KIND] = table.shape[1]
+    return head
+
+
+@njit(cache=True)
+def publish(box, head, wake):
+    """Post a job (the previous one is finished: its caller has joined it); ``wake``: wake sleeping helpers
+    for it. Returns whether a helper was asleep."""
     gen = (atomic_load(box, WORD) >> 32) + 1
     atomic_store(box, WORD, (gen << 32) | BUSY)
     box[DONE] = 0
-    box[KIND] = kind
-    box[NCHUNK] = table.shape[0]
-    box[DADDR] = dst.ctypes.data
-    box[DLEN] = dst.size
-    box[DBASE] = dbase
-    box[SADDR] = src.ctypes.data
-    box[SLEN] = src.size
-    box[SBASE] = sbase
-    box[WIDTH] = dst.itemsize
-    box[VALUE] = np.int64(value)
-    box[NT] = nt
-    box[TADDR] = table.ctypes.data
-    box[TCOLS] = table.shape[1]
+    for i in range(head.size):
+        box[KIND + i] = head[i]
     atomic_store(box, WORD, gen << 32)
     if atomic_load(box, SLEEPING) > 0:  # (seq_cst: a helper going to sleep sees the job, or is woken)
         if wake:
