@@ -61,8 +61,10 @@ KNOWN_BYTES = 1 << 15
 #: temporaries are ~40 bytes per written byte): its memory stays bounded whatever the call's size
 EXACT_CHUNK = 1 << 21
 #: helper threads (fastcopy/dma/crew.py) spin this long after their last chunk before they sleep, so calls in a
-#: row pay no thread wake-up (measured on the 2-core VM: waking an idle core costs 15-90 us)...
-SPIN_US = 200
+#: row pay no thread wake-up (measured on the 2-core VM: waking an idle core costs 15-90 us; 1 MiB DataCopy
+#: interleaved with np.copyto: 1.13-1.31x with 200 us, 1.44-1.62x with 1000 us, the helper then still spinning
+#: from one call to the next; a spinning helper yields its core every ~1 us to any other runnable thread)...
+SPIN_US = 1000
 #: ... and a sleeping helper is woken for a job of at least WAKE_BYTES, or for any job when the previous parallel
 #: call was less than WAKE_GAP seconds ago (a smaller isolated job runs on the calling thread alone)
 WAKE_BYTES = 1 << 20

@@ -203,3 +203,31 @@ def test_a_forked_child_starts_its_own_helpers(tmp_path):
     env = dict(os.environ, FASTCOPY_THREADS="2")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+@pytest.mark.parametrize("mode", ["shared", "alone", "backing off"])
+def test_repeated_large_datacopy_takes_the_prepared_shared_path(monkeypatch, mode):
+    """A repeated DataCopy of a few MiB runs prepared with the crew's job header made once; with the crew off
+    or backing off, the same chunks run on the calling thread: the same bytes and definedness either way."""
+    from fastcopy import DataCopy, DataCopyParams, GlobalTensor, TPipe, TPosition
+
+    if mode == "alone":
+        monkeypatch.setattr(crew, "ENABLED", False)
+    elif mode == "backing off":
+        crew._state.update(skip=1000, backoff=256)
+    n = 3 << 18  # 3 MiB of uint32, in 3 bursts of 1 MiB: one contiguous span
+    rng = np.random.default_rng(7)
+    src = rng.integers(0, 2**32, n, dtype=np.uint32)
+    pipe = TPipe(product="ATLAS_A2", capacities={"UB": 4 * n + 64})
+    ub = pipe.alloc(TPosition.VECIN, "uint32", n)
+    out = np.zeros(n, np.uint32)
+    p = DataCopyParams(3, n * 4 // 3 // 32, 0, 0)
+    g_in, g_out = GlobalTensor(src), GlobalTensor(out)
+    for k in range(4):
+        src[k::7] += 1  # (new values each round: a stale copy would show)
+        DataCopy(ub, g_in, p)
+        DataCopy(g_out, ub, p)
+        assert np.array_equal(ub.numpy(), src) and np.array_equal(out, src) and ub.defined().all()
+    hit = ub._prepared[p.key()][4]  # prepared on the first repeat: the chunk table and the crew's job header
+    assert type(hit[4]) is tuple and hit[4][0].shape[0] == 2 and (hit[4][1] is not None) == crew.SUPPORTED
+    assert not pipe.buffer(ub.memory.phys).plane[4 * n:].any()  # nothing marked past the span

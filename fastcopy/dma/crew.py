@@ -16,7 +16,6 @@ helpers: the caller then runs every chunk itself.
 from __future__ import annotations
 
 import os
-import platform
 import sys
 import threading
 import time
@@ -27,7 +26,7 @@ from .. import config
 from . import abi
 
 #: the helpers' kernels use x86-64 instructions (pause, rdtsc) and Linux futexes; elsewhere calls run unshared
-SUPPORTED = sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
+SUPPORTED = sys.platform.startswith("linux") and os.uname().machine == "x86_64"  # (no `platform`: 6 ms of import)
 #: False: every call runs on the calling thread alone (benchmarks compare the two)
 ENABLED = True
 _lock = threading.Lock()  # one job in the box at a time (other Python threads run their chunks alone)
