@@ -111,6 +111,7 @@ class NibblePlan(NamedTuple):
     plan: object
     dst: np.ndarray
     src: np.ndarray
+    whole: tuple | None = None  # (bytes, low-nibble sources, high-nibble sources) when each byte is written once
 
     @property
     def warnings(self):
@@ -132,6 +133,16 @@ class NibblePlan(NamedTuple):
             return
         smem = src.memory
         data = smem.data[src.offset:src.offset + src.nbytes]
+        if self.whole is not None:  # every destination byte written once, both nibbles: a gather
+            ub, lo_s, hi_s = self.whole
+            lo = (data[lo_s // 2] >> (4 * (lo_s % 2))) & 0xF
+            value = lo | (((data[hi_s // 2] >> (4 * (hi_s % 2))) & 0xF) << 4)
+            defined = None
+            if smem.plane is not None and not smem.known_defined(src.offset, src.offset + src.nbytes):
+                plane = smem.plane[src.offset:src.offset + src.nbytes]
+                defined = plane[lo_s // 2].astype(bool) & plane[hi_s // 2].astype(bool)
+            self._store(dst, ub, value.astype(np.uint8), np.ones(ub.size, bool) if defined is None else defined)
+            return
         nib = (data[self.src // 2] >> (4 * (self.src % 2))) & 0xF
         ok = None
         if smem.plane is not None and not smem.known_defined(src.offset, src.offset + src.nbytes):
@@ -167,11 +178,17 @@ class NibblePlan(NamedTuple):
         value = ((lo_v & 0xF) | ((hi_v & 0xF) << 4)).astype(np.uint8)
         mem = dst.memory
         value[~good] = mem.poison  # a byte written twice with different nibbles: undefined, the poison byte
+        self._store(dst, ub, value, defined)
+
+    def _store(self, dst, ub, value, defined) -> None:
+        """Write bytes ``ub`` (sorted) of ``dst``; undefined source nibbles travel as they are, marked undefined
+        (like byte moves)."""
+        mem = dst.memory
         if ub[0] < 0 or ub[-1] >= dst.nbytes:  # (the plan's checked spans make this impossible)
             raise OutOfBoundsError(f"internal error: {self.plan.api} writes bytes outside {dst!r}; nothing was "
                                    "written")
         pos = dst.offset + ub
-        mem.data[pos] = value  # undefined source nibbles travel as they are, marked undefined (like byte moves)
+        mem.data[pos] = value
         if mem.plane is not None or not defined.all():
             mem.materialize_plane()[pos] = defined
             mem.forget()
@@ -190,7 +207,14 @@ def nibble_plan(api: str, dst_nib, src_nib, src_sig, dst_sig, warns) -> NibblePl
     d = np.asarray(dst_nib, np.int64).reshape(-1)
     s = np.broadcast_to(np.asarray(src_nib, np.int64), np.shape(dst_nib)).reshape(-1)
     steps, _ = element_steps(d // 2, s // 2, 1) if d.size else ((), False)
-    return NibblePlan(make_plan(api, steps, src_sig, dst_sig, warns, exact=True), d, s)
+    whole = None
+    order = np.argsort(d, kind="stable")
+    ds = d[order]
+    if d.size and d.size % 2 == 0 and np.array_equal(ds[0::2] + 1, ds[1::2]) and not (ds[0::2] % 2).any() \
+            and (ds.size < 4 or (np.diff(ds[0::2]) > 0).all()):
+        ss = s[order]
+        whole = (ds[0::2] // 2, ss[0::2], ss[1::2])
+    return NibblePlan(make_plan(api, steps, src_sig, dst_sig, warns, exact=True), d, s, whole)
 
 
 __all__ = ["B4_TYPES", "INT4", "FP4_E2M1", "FP4_E1M2", "is_b4", "bits_of", "pack4", "unpack4", "from_codes",
