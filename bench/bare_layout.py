@@ -1,6 +1,7 @@
 """The ceiling on this machine: the layout kernels called bare (no fastcopy planning, dispatch or definedness
 around them; the thread split by hand on a one-worker pool), against np.copyto of the same bytes and the
-plain-numpy way, interleaved medians. Also the third table of bench/report.py.
+plain-numpy way, interleaved medians (the 2-thread rows on a one-worker pool, as the executor did before its
+persistent helper threads, and one on the helpers themselves). Also the third table of bench/report.py.
 
     python bench/bare_layout.py            # the ceiling table
     python bench/bare_layout.py --tiles    # also sweep tile sizes and store kinds (slow)
@@ -17,6 +18,7 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from fastcopy.dma import crew  # noqa: E402
 from fastcopy.dma.abi import pack_transpose  # noqa: E402
 from fastcopy.kernels.layout import copy_dense, transpose_blocks  # noqa: E402
 from fastcopy.kernels.strided import copy_strided  # noqa: E402
@@ -85,7 +87,10 @@ def dense_cases():
         def halves(dst, nt, s=s):
             return lambda: _two(lambda r: copy_dense(dst, r[0], s, r[0], r[1], nt), [(0, h), (h, size - h)])
         label = f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
+        halves_table = np.array([[0, h], [h, size - h]], np.int64)
         yield f"bare dense copy {label}", size, {
+            "memcpy, 2 threads: persistent helper (dma/crew.py)": lambda d=d, s=s, t=halves_table, n=size: crew.run(
+                crew.DENSE, d, 0, s, 0, t, nbytes=n),
             "copyto": lambda s=s, bb=bb: np.copyto(bb, s),
             "llvm.memcpy (copy_strided), 1 thread": lambda d8=d8, s8=s8, meta=meta: copy_strided(d8, 0, s8, 0, meta),
             "memcpy, 2 threads": halves(d, False),
