@@ -86,21 +86,21 @@ class _Names(dict):
         return default if v is _MISSING else v
 
     # walking every variable (a copy, a listing) reads them all
-    def __iter__(self):
+    def _walked(self):
         self.owner.note(("names",), tuple(dict.items(self)))
-        return dict.__iter__(self)
+        return self
+
+    def __iter__(self):
+        return dict.__iter__(self._walked())
 
     def keys(self):
-        self.owner.note(("names",), tuple(dict.items(self)))
-        return dict.keys(self)
+        return dict.keys(self._walked())
 
     def items(self):
-        self.owner.note(("names",), tuple(dict.items(self)))
-        return dict.items(self)
+        return dict.items(self._walked())
 
     def values(self):
-        self.owner.note(("names",), tuple(dict.items(self)))
-        return dict.values(self)
+        return dict.values(self._walked())
 
 
 class _Buffers(Mapping):
