@@ -9,44 +9,72 @@ Kernel code transcribes line by line::
 
 __version__ = "0.1.0"
 
+import sys as _sys
+import types as _types
+
 from . import apidoc as _apidoc
-from . import api as _api
 from .api import (DataCopy, DataCopyPad, Fixpipe, LoadData, LoadDataWithStride, LoadDataWithTranspose,
                   ResetLoopModePara, SetLoopModePara, SetPadValue, from_nz, to_nz)
-from .cube.enhanced import BlockMode, DataCopyEnhancedParams, DeqScale
-from .cube.fixpipe import DataCopyCO12
-from .cube.hif8 import decode_hif8, encode_hif8
-from .cube.mmad import Mmad
-from .cube.outparams import (CFG_COLUMN_MAJOR, CFG_NZ, CFG_ROW_MAJOR, CO2Layout, DataCopyCO12DstParams, FixpipeConfig,
-                             FixpipeParamsArch3510, FixpipeParamsC310, FixpipeParamsM300, FixpipeParamsM310,
-                             FixpipeParamsV220, MmadParams, Nz2DnParams, Nz2NdParams)
-from .cube.quant import QuantMode_t
-from .cube.state import (AscendCUtils, HF32Mode, HF32TransMode, SetFixPipeAddr, SetFixPipeClipRelu, SetFixPipeConfig,
-                         SetFixpipeNz2ndFlag, SetFixpipePreQuantFlag, SetHF32Mode, SetHF32TransMode, SetMMColumnMajor,
-                         SetMMRowMajor)
+from .cube.fpconfig import CFG_COLUMN_MAJOR, CFG_NZ, CFG_ROW_MAJOR, CO2Layout, FixpipeConfig
 from .dtypes import as_dtype
 from .errors import (AlignmentError, CapacityError, FastCopyError, FastCopyWarning, OutOfBoundsError, ParamError,
                      ParamTypeError, RangeError, UnsupportedError)
-from .explain import explain
 from .formats import nd2nz_params, nz2nd_params
+from .lazy import package_getattr as _package_getattr
 from .memory import GlobalTensor, LocalTensor, TPipe, current_pipe
 from .ops.loopmode import DataCopyMVType
 from .ops.pad import PaddingMode
 from .params import (DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams, Field,
                      LoopModeParams, Nd2NzParams, Nz2NdParamsFull, ParamStruct, SliceInfo)
 from .products import Phys, Product, TPosition
-from .cube.images import fractal_shape, from_fractal, from_zn, from_zz, to_fractal, to_zn, to_zz
-from .cube.b4 import pack4, unpack4
-from .cube.img2col import img2col
-from .cube.registers import (FmatrixMode, IsResetLoad3dConfig, SetFmatrix, SetLoadDataBoundary,
-                             SetLoadDataPaddingValue, SetLoadDataRepeat, SetLoadDataRepeatWithStride)
-from .cube.params import (Dn2NzParams, LoadData2dParams, LoadData2DParams, LoadData2DParamsV2,
-                          LoadData2dTransposeParams, LoadData2dTransposeParamsV2, LoadData3DParamsV1,
-                          LoadData3DParamsV2, LoadData3DParamsV2Pro, LoadDataRepeatParam, LoadDataRepeatParamWithStride)
-from .slicing import slice_infos
+
+#: public names loaded on first use (``import fastcopy`` loads what a first DataCopy needs, not the cube path, the
+#: pictures or the golden-data tools): name -> the module defining it (a trailing ":" names a module itself)
+_LAZY = {
+    **dict.fromkeys(("BlockMode", "DataCopyEnhancedParams", "DeqScale"), "fastcopy.cube.enhanced"),
+    "DataCopyCO12": "fastcopy.cube.fixpipe",
+    **dict.fromkeys(("decode_hif8", "encode_hif8"), "fastcopy.cube.hif8"),
+    "Mmad": "fastcopy.cube.mmad",
+    **dict.fromkeys(("DataCopyCO12DstParams", "FixpipeParamsArch3510", "FixpipeParamsC310", "FixpipeParamsM300",
+                     "FixpipeParamsM310", "FixpipeParamsV220", "MmadParams", "Nz2DnParams", "Nz2NdParams"),
+                    "fastcopy.cube.outparams"),
+    "QuantMode_t": "fastcopy.cube.quant",
+    **dict.fromkeys(("AscendCUtils", "HF32Mode", "HF32TransMode", "SetFixPipeAddr", "SetFixPipeClipRelu",
+                     "SetFixPipeConfig", "SetFixpipeNz2ndFlag", "SetFixpipePreQuantFlag", "SetHF32Mode",
+                     "SetHF32TransMode", "SetMMColumnMajor", "SetMMRowMajor"), "fastcopy.cube.state"),
+    **dict.fromkeys(("fractal_shape", "from_fractal", "from_zn", "from_zz", "to_fractal", "to_zn", "to_zz"),
+                    "fastcopy.cube.images"),
+    **dict.fromkeys(("pack4", "unpack4"), "fastcopy.cube.b4"),
+    "img2col": "fastcopy.cube.img2col",
+    **dict.fromkeys(("FmatrixMode", "IsResetLoad3dConfig", "SetFmatrix", "SetLoadDataBoundary",
+                     "SetLoadDataPaddingValue", "SetLoadDataRepeat", "SetLoadDataRepeatWithStride"),
+                    "fastcopy.cube.registers"),
+    **dict.fromkeys(("Dn2NzParams", "LoadData2dParams", "LoadData2DParams", "LoadData2DParamsV2",
+                     "LoadData2dTransposeParams", "LoadData2dTransposeParamsV2", "LoadData3DParamsV1",
+                     "LoadData3DParamsV2", "LoadData3DParamsV2Pro", "LoadDataRepeatParam",
+                     "LoadDataRepeatParamWithStride"), "fastcopy.cube.params"),
+    "slice_infos": "fastcopy.slicing",
+    "explain": "fastcopy.explain",
+    # subpackages and modules, as attributes of the package
+    **{m: f"fastcopy.{m}:" for m in ("cube", "golden", "testing", "reference", "kernels", "cli")},
+}
+__getattr__, __dir__ = _package_getattr(__name__, globals(), _LAZY)
+
+
+class _Package(_types.ModuleType):
+    """The package's module type: importing the subpackage ``fastcopy.explain`` (the CLI does) must not replace
+    the function ``fastcopy.explain`` with the subpackage (the import system binds a submodule on its parent)."""
+
+    def __setattr__(self, name, value):
+        if name == "explain" and isinstance(value, _types.ModuleType):
+            return  # (the function is bound on first read, by __getattr__)
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package
 
 _apidoc.complete(DataCopy, "DataCopy", "DataCopy(Nd2NzParams)", "DataCopy(Nz2NdParamsFull)", "DataCopy(SliceInfo)",
-                 extra=_apidoc.datacopy_rules(), planners=_api.DATACOPY_FORMS)
+                 extra=_apidoc.datacopy_rules())
 _apidoc.complete(DataCopyPad, "DataCopyPad", extra=_apidoc.pad_rules())
 
 __all__ = [

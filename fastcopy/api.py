@@ -14,17 +14,8 @@ from .dma.run import execute, prepare, run_prepared
 from .errors import FastCopyError, UnsupportedError
 from .formats import from_nz_call, to_nz_call
 from .memory import GlobalTensor, LocalTensor, current_pipe
-from .cube import dn2nz as _dn2nz
-from .cube import enhanced as _enhanced
-from .cube import fixpipe as _fixpipe
-from .cube import img2col as _img2col
-from .cube import load3d_v1 as _load3d_v1
-from .cube.b4 import NibblePlan
-from .cube import loaddata as _loaddata
-from .cube.outparams import CFG_ROW_MAJOR, DataCopyCO12DstParams
-from .cube.params import (Dn2NzParams, LoadData2dTransposeParams, LoadData2dTransposeParamsV2, LoadData2DParams,
-                          LoadData2DParamsV2, LoadData3DParamsV1, LoadData3DParamsV2, LoadData3DParamsV2Pro)
-from .cube.registers import IsResetLoad3dConfig
+from .cube.fpconfig import CFG_ROW_MAJOR
+from .lazy import LazyModule, loaded
 from .ops import datacopy as _datacopy
 from .ops import loopmode as _loopmode
 from .ops import nz as _nz
@@ -37,15 +28,49 @@ from .ops.pad import PaddingMode
 from .params import (DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams, Nd2NzParams,
                      Nz2NdParamsFull, SliceInfo)
 
-#: the params classes DataCopy takes as third argument (besides a count and a pair of SliceInfo lists)
-DATACOPY_FORMS = (DataCopyParams, Nd2NzParams, Nz2NdParamsFull, Dn2NzParams, DataCopyCO12DstParams)
+# The cube's modules load on a first cube call, not with `import fastcopy` (a DataCopy never needs them). A type
+# test of a cube params class goes through `loaded()` where the module may not be imported yet (no instance of a
+# class from a module nobody imported can exist), or through the module (`_cp.LoadData2DParams`) where the call is
+# a cube call anyway.
+_cp = LazyModule("fastcopy.cube.params", globals(), "_cp")
+_b4 = LazyModule("fastcopy.cube.b4", globals(), "_b4")
+_dn2nz = LazyModule("fastcopy.cube.dn2nz", globals(), "_dn2nz")
+_enhanced = LazyModule("fastcopy.cube.enhanced", globals(), "_enhanced")
+_fixpipe = LazyModule("fastcopy.cube.fixpipe", globals(), "_fixpipe")
+_img2col = LazyModule("fastcopy.cube.img2col", globals(), "_img2col")
+_load3d_v1 = LazyModule("fastcopy.cube.load3d_v1", globals(), "_load3d_v1")
+_loaddata = LazyModule("fastcopy.cube.loaddata", globals(), "_loaddata")
+_registers = LazyModule("fastcopy.cube.registers", globals(), "_registers")
+
 _TENSORS = (GlobalTensor, LocalTensor)
 _PAD_PARAMS = (DataCopyPadExtParams, DataCopyPadParams)
 _COPY_PARAMS = (DataCopyExtParams, DataCopyParams)
-_FORMS = "count, " + ", ".join(k.__name__ for k in DATACOPY_FORMS) + ", slice (SliceInfo lists)"
-#: the params classes LoadData takes as third argument (2D, 2D V2, then the img2col forms)
-LOADDATA_FORMS = (LoadData2DParams, LoadData2DParamsV2, LoadData3DParamsV2, LoadData3DParamsV2Pro,
-                  LoadData3DParamsV1)
+_LOAD_FORMS: tuple = ()
+
+
+def _datacopy_forms() -> tuple:
+    """The params classes DataCopy takes as third argument (besides a count and a pair of SliceInfo lists)."""
+    from .cube.outparams import DataCopyCO12DstParams
+
+    return (DataCopyParams, Nd2NzParams, Nz2NdParamsFull, _cp.Dn2NzParams, DataCopyCO12DstParams)
+
+
+def _loaddata_forms() -> tuple:
+    """The params classes LoadData takes as third argument (2D, 2D V2, then the img2col forms)."""
+    global _LOAD_FORMS
+    if not _LOAD_FORMS:
+        _LOAD_FORMS = (_cp.LoadData2DParams, _cp.LoadData2DParamsV2, _cp.LoadData3DParamsV2,
+                       _cp.LoadData3DParamsV2Pro, _cp.LoadData3DParamsV1)
+    return _LOAD_FORMS
+
+
+def __getattr__(name: str):
+    """``DATACOPY_FORMS`` and ``LOADDATA_FORMS``, made when first read (they name the cube's classes)."""
+    if name == "DATACOPY_FORMS":
+        return _datacopy_forms()
+    if name == "LOADDATA_FORMS":
+        return _loaddata_forms()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: prepared calls kept per destination tensor (a cache; see _prepared)
@@ -137,6 +162,11 @@ def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
         A strided sub-tensor (GM <-> UB): the k-th selected source element goes to the k-th selected destination
         element, dimension 0 innermost; each list holds ``dimValue`` :class:`SliceInfo` (or tuples / dicts of
         fields). Note the order: destination info first. :func:`slice_infos` builds them from numpy indexing.
+    ``DataCopy(dst, src, Dn2NzParams(...))``
+        DN2NZ (Atlas 350, GM -> A1/B1): ``dnNum`` matrices of ``dValue`` GM rows of ``nValue`` elements become the
+        Nz image of the ``nValue x dValue`` matrix, with ND2NZ's destination strides. help(fastcopy.Dn2NzParams).
+    ``DataCopy(dst, src, DataCopyCO12DstParams(...))``
+        Out of L0C, with Fixpipe's conversions. help(fastcopy.DataCopyCO12DstParams).
 
     Rules every form follows: start addresses aligned (listed below); every field within its C++ type and its
     documented range on the product; every byte read and written inside its tensor and the buffer's capacity. A call that breaks a rule raises a :class:`FastCopyError` subclass naming the
@@ -165,7 +195,7 @@ def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
                 if not plan.effects:  # (the 310P scratch is checked against the allocations on every call)
                     _remember(key, dst, src, plan)
                 return
-    if rest and type(rest[-1]) is _enhanced.DataCopyEnhancedParams:  # 310P L0C -> UB, a compute op like CO12
+    if rest and type(rest[-1]) is loaded("fastcopy.cube.enhanced", "DataCopyEnhancedParams"):  # 310P L0C -> UB, a compute op like CO12
         return _enhanced.DataCopyEnhanced(dst, src, arg, *rest, **kwargs)
     if kind is int or kind is DataCopyParams or (isinstance(arg, numbers.Integral) and kind is not bool):
         plan = _datacopy.plan_data_copy(dst, src, arg, *rest, **kwargs)
@@ -175,12 +205,13 @@ def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
         plan = _nz.plan_nz2nd(dst, src, arg, *rest, **kwargs)
     elif isinstance(arg, (list, tuple)):
         plan = _slice.plan_slice(dst, src, arg, *rest, **kwargs)
-    elif kind is Dn2NzParams:
+    elif kind is loaded("fastcopy.cube.params", "Dn2NzParams"):
         plan = _dn2nz.plan_dn2nz(dst, src, arg, *rest, **kwargs)
-    elif kind is DataCopyCO12DstParams:  # L0C -> GM/L1 with conversion: a compute op, validates and writes itself
+    elif kind is loaded("fastcopy.cube.outparams", "DataCopyCO12DstParams"):  # L0C -> GM/L1 with conversion: a compute op, validates and writes itself
         return _fixpipe.DataCopyCO12(dst, src, arg, *rest, **kwargs)
     else:
-        raise FastCopyError(f"DataCopy: no form takes a {kind.__name__} as third argument; forms: {_FORMS}")
+        forms = "count, " + ", ".join(k.__name__ for k in _datacopy_forms()) + ", slice (SliceInfo lists)"
+        raise FastCopyError(f"DataCopy: no form takes a {kind.__name__} as third argument; forms: {forms}")
     execute(plan, dst, src)
 
 
@@ -199,29 +230,30 @@ def LoadData(dst, src, params, **kwargs) -> None:  # noqa: N802
     A repeat of a call (same tensors and parameters, no register of the core written since) skips planning.
     """
     kind = type(params)
-    if kind is LoadData2DParams or kind is LoadData2DParamsV2:
+    cp = _cp
+    if kind is cp.LoadData2DParams or kind is cp.LoadData2DParamsV2:
         if kwargs:
             raise UnsupportedError(f"LoadData({kind.__name__}): takes no keyword arguments, got "
                                    f"{', '.join(kwargs)} (config= belongs to the 3D forms)")
         key = (kind, params.key())
         if _repeated(key, dst, src):
             return
-        if kind is LoadData2DParams:
+        if kind is cp.LoadData2DParams:
             _planned(key, dst, src, _loaddata.plan_load2d(dst, src, params))
         else:
             _planned(key, dst, src, _loaddata.plan_load2dv2(dst, src, params))
-    elif kind is LoadData3DParamsV2 or kind is LoadData3DParamsV2Pro or kind is LoadData3DParamsV1:
+    elif kind is cp.LoadData3DParamsV2 or kind is cp.LoadData3DParamsV2Pro or kind is cp.LoadData3DParamsV1:
         config = kwargs.pop("config", None)
         if kwargs:
             raise UnsupportedError(f"LoadData({kind.__name__}): unknown keyword arguments {', '.join(kwargs)}; "
                                    "takes config=IsResetLoad3dConfig(...)")
-        if kind is LoadData3DParamsV1:  # experimental, warns on every call: never on the prepared cache
+        if kind is cp.LoadData3DParamsV1:  # experimental, warns on every call: never on the prepared cache
             execute(_load3d_v1.plan_load3d_v1(dst, src, params, config=config), dst, src)
         else:
             _load3d(dst, src, params, config, False)
         return
     else:
-        forms = ", ".join(k.__name__ for k in LOADDATA_FORMS)
+        forms = ", ".join(k.__name__ for k in _loaddata_forms())
         raise UnsupportedError(f"LoadData: no form takes a {kind.__name__} as third argument; forms: {forms}")
 
 
@@ -230,7 +262,7 @@ def LoadDataWithTranspose(dst, src, params) -> None:  # noqa: N802
     ``repeatTimes`` squares (b8: two stacked fractals, b16: one, b32: two side by side) transposed, the
     output fractals of square ``i`` at ``i*(dstGap+1) + j*(dstFracGap+1)``. docs/cube-in.md."""
     kind = type(params)
-    if kind is not LoadData2dTransposeParams and kind is not LoadData2dTransposeParamsV2:
+    if kind is not _cp.LoadData2dTransposeParams and kind is not _cp.LoadData2dTransposeParamsV2:
         raise UnsupportedError(f"LoadDataWithTranspose: takes LoadData2dTransposeParams or "
                                f"LoadData2dTransposeParamsV2, got {kind.__name__}")
     key = (kind, params.key())
@@ -249,7 +281,8 @@ def _load3d(dst, src, params, config, with_stride: bool) -> None:
     Atlas 350 pitch) happen while planning; a repeat under an unchanged state version would write the very same
     values again, so it skips them with the planning."""
     key = None
-    if type(params) in LOADDATA_FORMS and (config is None or type(config) is IsResetLoad3dConfig):
+    if type(params) in (_LOAD_FORMS or _loaddata_forms()) and (
+            config is None or type(config) is _registers.IsResetLoad3dConfig):
         key = ("3d", type(params), params.key(), with_stride, None if config is None else config.key())
         if _repeated(key, dst, src):
             return
@@ -265,7 +298,7 @@ def _repeated(key, dst, src) -> bool:
 def _planned(key, dst, src, plan) -> None:
     """A cube-in load just planned: run it and keep it for its repeats (``key`` None: not kept). A 4-bit transpose
     moves nibbles (a NibblePlan: not on the kernels, never prepared)."""
-    if type(plan) is NibblePlan:
+    if type(plan) is _b4.NibblePlan:
         plan.run(dst, src)
         return
     execute(plan, dst, src)

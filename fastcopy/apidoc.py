@@ -9,10 +9,8 @@ what the planners accept. ``python docs/make_tables.py`` rewrites the generated 
 from __future__ import annotations
 
 import inspect
-import re
 import sys
 import textwrap
-from pathlib import Path
 
 from .dtypes import ascend_name
 from .products import (ALIGN, ALIGN_GM, DATACOPY_CONVERT, DATACOPY_PATHS, DATACOPYPAD_PATHS, ND2NZ_PATHS,
@@ -164,17 +162,21 @@ def blocks() -> dict[str, str]:
     return out
 
 
-_BLOCK = re.compile(r"(<!-- generated:(?P<name>[^ ]+) -->\n)(?P<body>(?:.*?\n)??)(<!-- end:(?P=name) -->)", re.S)
+def _block():
+    """The pattern of a generated block (compiled on first use: not at ``import fastcopy``)."""
+    import re
+
+    return re.compile(r"(<!-- generated:(?P<name>[^ ]+) -->\n)(?P<body>(?:.*?\n)??)(<!-- end:(?P=name) -->)", re.S)
 
 
 def render(text: str) -> str:
     """``text`` with every generated block replaced by its current content (KeyError for an unknown block)."""
     table = blocks()
-    return _BLOCK.sub(lambda m: m.group(1) + table[m.group("name")] + "\n" + m.group(4), text)
+    return _block().sub(lambda m: m.group(1) + table[m.group("name")] + "\n" + m.group(4), text)
 
 
 def block_names(text: str) -> list[str]:
-    return [m.group("name") for m in _BLOCK.finditer(text)]
+    return [m.group("name") for m in _block().finditer(text)]
 
 
 def docstring_tables(op: str) -> str:
@@ -210,6 +212,8 @@ def complete(func, *ops: str, extra: str = "", planners=()) -> None:
 
 def main(argv=None) -> int:
     """``python docs/make_tables.py [FILE]``: rewrite the generated blocks of FILE (default docs/semantics.md)."""
+    from pathlib import Path
+
     argv = sys.argv[1:] if argv is None else argv
     path = Path(argv[0] if argv else Path(__file__).resolve().parent.parent / "docs" / "semantics.md")
     text = path.read_text()

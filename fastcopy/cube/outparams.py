@@ -7,9 +7,8 @@ checked by the ops. Ranges that depend on the product and layout are checked by 
 
 from __future__ import annotations
 
-import enum
-
 from ..params import Field, ParamStruct
+from .fpconfig import CFG_COLUMN_MAJOR, CFG_NZ, CFG_ROW_MAJOR, CO2Layout, FixpipeConfig  # noqa: F401 (re-exported)
 
 
 class MmadParams(ParamStruct):
@@ -33,30 +32,6 @@ class MmadParams(ParamStruct):
         Field("disableGemv", "bool", False, doc="Atlas 350: no GEMV mode when m == 1"),
     )
 
-
-class CO2Layout(enum.Enum):
-    """Layout of a Fixpipe output: NZ (fractals), ROW_MAJOR (NZ2ND), COLUMN_MAJOR (NZ2DN, Atlas 350)."""
-
-    NZ = 0
-    ROW_MAJOR = 1
-    COLUMN_MAJOR = 2
-
-
-class FixpipeConfig:
-    """The Fixpipe template configuration: output layout and (Atlas 350) whether the destination is UB."""
-
-    __slots__ = ("format", "isToUB")
-
-    def __init__(self, format: CO2Layout = CO2Layout.ROW_MAJOR, isToUB: bool = False):  # noqa: A002, N803
-        self.format, self.isToUB = CO2Layout(format), bool(isToUB)
-
-    def __repr__(self) -> str:
-        return f"FixpipeConfig({self.format.name}, isToUB={self.isToUB})"
-
-
-CFG_NZ = FixpipeConfig(CO2Layout.NZ)
-CFG_ROW_MAJOR = FixpipeConfig(CO2Layout.ROW_MAJOR)
-CFG_COLUMN_MAJOR = FixpipeConfig(CO2Layout.COLUMN_MAJOR)
 
 _COMMON = (
     Field("nSize", "uint16", 0, unit="columns", range="[0, 4095]; 0 = no-op"),
