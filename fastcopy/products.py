@@ -281,9 +281,10 @@ LOAD3D_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
     **_for(_A2A3 + (P.ATLAS_200I_500_A2,), {(_L1, _L0A): _3D_A2_L0A, (_L1, _L0B): _3D_A2_L0B}),
     P.ATLAS_350: {(_L1, _L0A): _3D_350, (_L1, _L0B): _3D_350},
 }
-#: LoadData(LoadData3DParamsV1) (img2col V1, experimental): Atlas training series and inference AI Core.
+#: LoadData(LoadData3DParamsV1) (img2col V1, experimental): Atlas training series and inference AI Core, L1 -> L0A,
+#: L0B and UB.
 LOAD3D_V1_PATHS: dict[Product, dict[tuple[Phys, Phys], frozenset]] = {
-    p: {(_L1, _L0A): _dts("int8_t", "uint8_t", "half"), (_L1, _L0B): _dts("int8_t", "uint8_t", "half")}
+    p: {path: _dts("int8_t", "uint8_t", "half") for path in ((_L1, _L0A), (_L1, _L0B), (_L1, _UB))}
     for p in (P.ATLAS_TRAINING, P.ATLAS_INFERENCE_AICORE)
 }
 #: LoadDataWithStride(LoadData3DParamsV2), Atlas 350 only.

@@ -360,12 +360,14 @@ ERRORS_V1 = [
      [V1API, "path A1->A2 (L1->L0A) is not supported on Atlas A2"]),
     ("dtype", P910, "A2", "float", lambda d, s: fc.LoadData(d, s, PV1()), UnsupportedError,
      [V1API, "dtype float", "Atlas training series", "supported:"]),
-    ("ub", P910, "VECIN", "half", lambda d, s: fc.LoadData(d, s, PV1()), UnsupportedError,
-     [V1API, "L1 -> UB form", "not emulated", "Atlas training series"]),
+    ("ub-align", P910, "VECIN", "half", lambda d, s: fc.LoadData(d[1], s, PV1()), AlignmentError,
+     [V1API, "dst start address (VECIN, UB) is not 32-byte aligned", "Atlas training series"]),
     ("align", P910, "A2", "half", lambda d, s: fc.LoadData(d[16], s, PV1()), AlignmentError,
      [V1API, "dst start address", "512-byte aligned", "Atlas training series"]),
-    ("csize", P310P, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(cSize=1)), UnsupportedError,
-     [V1API, "cSize=1", "not emulated", "Atlas inference series AI Core"]),
+    ("csize-range", P310P, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(cSize=2)), RangeError,
+     [V1API, "cSize=2 is outside [0, 1]", "Atlas inference series AI Core"]),
+    ("csize-footprint", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(cSize=1, repeatTime=2)),
+     OutOfBoundsError, [V1API, "read span", "source"]),  # taps 4..7 of a 1x1 kernel: channel blocks 4..7
     ("jumpstride", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(jumpStride=0)), RangeError,
      [V1API, "jumpStride=0 is outside [1, 127] fractals", "Atlas training series"]),
     ("jumpstride-high", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(jumpStride=128)), RangeError,
@@ -424,6 +426,11 @@ WARNINGS_V1 = [
      [V1API, "is experimental", "Atlas inference series AI Core"]),
     ("rows-beyond", P910, "A2", "half", lambda d, s: fc.LoadData(d, s, PV1(l1H=2, l1W=4)),
      [V1API, "windows run past the bottom of the padded 2 x 4 map", "Atlas training series"]),
+    ("experimental-csize", P310P, "A2", "int8", lambda d, s: fc.LoadData(d, s, PV1(cSize=1)),
+     [V1API, "is experimental", "cSize=1 reads a map of 8-byte pixels (8 channels each) and packs 4 kernel taps "
+      "per fractal row", "Atlas inference series AI Core"]),
+    ("experimental-ub", P910, "VECIN", "half", lambda d, s: fc.LoadData(d, s, PV1()),
+     [V1API, "is experimental", "Atlas training series"]),
 ]
 
 
@@ -553,3 +560,37 @@ WARNINGS_B4 = [
 @pytest.mark.parametrize("case", WARNINGS_B4, ids=[c[0] for c in WARNINGS_B4])
 def test_warning_b4(case):
     test_warning(case)
+
+
+def test_v1_csize1_is_im2col_of_a_four_channel_map():
+    """cSize = 1 (half): a map of 4-channel pixels; a fractal row is one window's 2 x 2 kernel taps x 4 channels
+    (channels fastest, then kernel column, then kernel row), as a plain im2col of the map would give; mode 0 then
+    moves 4 taps per repeat."""
+    H = W = 4
+    pipe, src, dst = setup(P310P, "A1", "A2", "half", n_src=H * W * 4 * 2, n_dst=512)
+    fmap = src.numpy()[:H * W * 4].reshape(H, W, 4)
+    with pytest.warns(fc.FastCopyWarning, match="cSize=1 reads a map of 8-byte pixels"), \
+            pytest.warns(fc.FastCopyWarning, match="windows run past the bottom of the padded 4 x 4 map"):
+        fc.LoadData(dst, src, PV1(l1H=H, l1W=W, filterW=2, filterH=2, cSize=1, padList=(0, 0, 0, 1),
+                                  padValue=np.float16(-1)))
+    padded = np.concatenate([fmap, np.full((1, W, 4), -1, np.float16)])  # padBottom 1: row 4 is padding
+    wins = [(h, w) for h in range(4) for w in range(3)][:16]  # 3 windows per row (w + 2 > 4 wraps), 12 < 16 ...
+    wins += [(4, 0), (4, 1), (4, 2), (5, 0)]  # ... then the walk goes on below the map (warned), reading padding
+    rows = [np.concatenate([padded[h + kh, w + kw] if h + kh < 5 else np.full(4, -1, np.float16)
+                            for kh in range(2) for kw in range(2)]) for h, w in wins[:16]]
+    assert np.array_equal(dst.numpy()[:256].reshape(16, 16), np.array(rows))
+
+
+def test_v1_to_ub_writes_what_l0a_gets():
+    """The L1 -> UB form writes the fractals L0A would get, from any 32-byte aligned UB start."""
+    p = PV1(l1H=4, l1W=8, filterW=3, filterH=3, padList=(1, 1, 1, 1), leftTopW=-1, leftTopH=-1, repeatTime=3,
+            jumpStride=2, padValue=np.float16(2))
+    got = []
+    for dpos, at in (("A2", 0), ("VECCALC", 16)):
+        _, src, dst = setup(P910, "A1", dpos, "half", n_src=512, n_dst=3072)
+        with pytest.warns(fc.FastCopyWarning, match="is experimental"):
+            fc.LoadData(dst[at], src, p)
+        b, d = tensor_bytes(dst)
+        got.append((b[2 * at:2 * at + 5 * 512], d[2 * at:2 * at + 5 * 512]))
+    assert np.array_equal(got[0][0], got[1][0]) and np.array_equal(got[0][1], got[1][1])
+    assert got[0][1].all() and (got[0][0][512:1024].view(np.float16) == 7).all()  # fractal 1 untouched (jump 2)

@@ -21,7 +21,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::fastcopy.FastCopyWarning")
 SETTINGS = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 F = 512
 _INT4 = ASCEND_DTYPES["int4b_t"]
-_POS = {Phys.L1: (TPosition.A1, TPosition.B1), Phys.L0A: (TPosition.A2,), Phys.L0B: (TPosition.B2,)}
+_POS = {Phys.L1: (TPosition.A1, TPosition.B1), Phys.L0A: (TPosition.A2,), Phys.L0B: (TPosition.B2,),
+        Phys.UB: (TPosition.VECIN, TPosition.VECCALC)}
 
 
 def cells(*tables):
@@ -302,26 +303,31 @@ def test_load3d_v1_matches_reference(cell, data):
     product, path, dt = cell[0], cell[1], data.draw(st.sampled_from(cell[2]))
     es = dt.itemsize
     c0 = 32 // es
+    csize = data.draw(st.integers(0, 1))
+    cs = 8 // es if csize else c0  # channels per pixel of the map
+    per = c0 // cs  # kernel taps per fractal row
     H, W, pads, kh, kw, sh, sw, dh, dw, C1 = draw_map(data)
+    C1 = max(C1, -(-per // (kh * kw)))  # the map holds at least the taps of one fractal row
     mode, R = data.draw(st.integers(0, 1)), data.draw(st.integers(0, 4))
     c1i = data.draw(st.integers(0, C1 - 1))
     fh, fw = data.draw(st.integers(0, kh - 1)), data.draw(st.integers(0, kw - 1))
-    if mode == 0 and R and (c1i * kh + fh) * kw + fw + R > C1 * kh * kw:  # taps past the map's channel blocks
+    taps = (R if mode == 0 else 1) * per  # taps read from the start tap on
+    if R and (c1i * kh + fh) * kw + fw + taps > C1 * kh * kw:  # taps past the map's channel blocks
         c1i = fh = fw = 0
-        R = min(R, C1 * kh * kw)
+        R = min(R, C1 * kh * kw // per) if mode == 0 else R
     top, left = data.draw(st.integers(-pads[2], H - 1)), data.draw(st.integers(-pads[0], W - 1))
     jump = data.draw(st.integers(1, 3))
     pad_value = dt.type(data.draw(st.integers(0, 100)))
-    p = fc.LoadData3DParamsV1(pads, H, W, c1i, fw, fh, left, top, sw, sh, kw, kh, dw, dh, jump, mode, R, 0,
+    p = fc.LoadData3DParamsV1(pads, H, W, c1i, fw, fh, left, top, sw, sh, kw, kh, dw, dh, jump, mode, R, csize,
                               pad_value)
-    src_bytes = C1 * H * W * c0 * es
+    src_bytes = C1 * H * W * cs * es
     dst_bytes = ((R - 1) * jump + 1) * F if R else F
 
     def oracle(d, d_def, s, s_def, poison):
         iref.load3d_v1(d, d_def, s, s_def, es=es, H=H, W=W, pads=pads, c1Index=c1i, fetchFilterW=fw,
                        fetchFilterH=fh, leftTopW=left, leftTopH=top, strideW=sw, strideH=sh, filterW=kw, filterH=kh,
                        dilationFilterW=dw, dilationFilterH=dh, jumpStride=jump, repeatMode=mode, repeatTime=R,
-                       pad_bytes=pad_value.tobytes(), poison=poison)
+                       pad_bytes=pad_value.tobytes(), cSize=csize, poison=poison)
 
     run_both(product, path, dt, src_bytes, dst_bytes, lambda d, s: fc.LoadData(d, s, p), oracle,
              data.draw(st.integers(0, 2**16)))

@@ -1,4 +1,5 @@
-"""img2col V1: ``LoadData(dst, src, LoadData3DParamsV1)`` (Atlas training series, inference AI Core; L1 -> L0A/L0B).
+"""img2col V1: ``LoadData(dst, src, LoadData3DParamsV1)`` (Atlas training series, inference AI Core; L1 -> L0A, L0B
+or UB).
 
 Experimental: the vendor pages describe the fields but give no readable example, so the mapping below is inferred
 from the field descriptions and every call warns. The feature map in L1 is NC1HWC0 as for the V2 loads (``H``,
@@ -12,10 +13,14 @@ from the field descriptions and every call warns. The feature map in L1 is NC1HW
 * mode 0: repeat ``r`` takes the ``r``-th tap after (``c1Index``, ``fetchFilterH``, ``fetchFilterW``) in the order
   of the img2col columns (kernel column fastest, then kernel row, then channel block), with the same 16 windows;
   mode 1: repeat ``r`` takes windows ``16r .. 16r+15`` of the walk, with the same tap.
-* fractal ``r`` goes to destination fractal ``r*jumpStride``, rows row-major (row ``i`` at byte ``32*i``).
+* fractal ``r`` goes to destination fractal ``r*jumpStride``, rows row-major (row ``i`` at byte ``32*i``), on L0A,
+  L0B and UB alike (UB: 32-byte aligned start, the fractals still 512 bytes apart per ``jumpStride``).
+* ``cSize = 1``: the map holds ``CS = 8 / sizeof(T)`` channels per pixel (4 half, 8 int8: 8 bytes, the "4-channel
+  aligned" map), ``L1(c, h, w, cs)`` at element ``((c*H + h)*W + w)*CS + cs``; a fractal row then packs
+  ``C0 / CS = 4`` consecutive taps (column ``c``: tap ``c // CS``, channel ``c % CS``), and mode 0 advances 4 taps
+  per repeat.
 
-``SetLoadDataBoundary`` counts 32-byte units for this form. ``cSize = 1`` (4-channel packed maps) and the L1 -> UB
-form are not emulated.
+``SetLoadDataBoundary`` counts 32-byte units for this form.
 """
 
 from __future__ import annotations
@@ -25,9 +30,9 @@ from functools import lru_cache
 import numpy as np
 
 from ..dma.lower import make_plan
-from ..errors import RangeError, UnsupportedError, ParamError
+from ..errors import RangeError, ParamError
 from ..ops.common import check_range, core_of
-from ..products import LOAD3D_V1_PATHS, Phys
+from ..products import LOAD3D_V1_PATHS
 from .common import FRACTAL, start
 from .img2col import resolve_reads, struct_registers
 from .params import LoadData3DParamsV1
@@ -39,6 +44,8 @@ API = "LoadData(LoadData3DParamsV1)"
 BOUNDARY_UNIT = 32
 EXPERIMENTAL = (f"{API} is experimental in fastcopy: its mapping (16 sliding windows x C0 channels per repeat) is "
                 "inferred from the field descriptions without a numeric example; check it on hardware")
+#: bytes per pixel of the map with cSize = 1 (4 half / 8 int8 channels: the "4-channel aligned" feature map)
+CSIZE1_PIXEL = 8
 
 
 def windows(n: int, top: int, left: int, sh: int, sw: int, ew: int, W: int, pads: tuple) -> np.ndarray:
@@ -57,9 +64,6 @@ def plan_load3d_v1(dst, src, params, config=None):
     """Plan a V1 3D load; writes the registers the call sets (``isSetFMatrix`` / ``isSetPadding``) first."""
     pipe = core_of(API, dst, src)
     product = pipe.product
-    if dst.memory.phys is Phys.UB:
-        raise UnsupportedError(f"{API}: the L1 -> UB form ({src.position}->{dst.position}) is not emulated on "
-                               f"{product}; only A1 -> A2 and B1 -> B2")
     state = pipe.state
     new, pre_warns = struct_registers(API, params, config, src, product)
     regs = {**{k: state.get(k) for k in (FMATRIX_L, PADDING, L1_3D_SIZE)}, **new}
@@ -76,7 +80,7 @@ RANGES = (("c1Index", 0, 4095, "C0 channel blocks"), ("fetchFilterW", 0, 254, "t
           ("strideW", 1, 63, "pixels"), ("strideH", 1, 63, "pixels"), ("filterW", 1, 255, "taps"),
           ("filterH", 1, 255, "taps"), ("dilationFilterW", 1, 255, "pixels"), ("dilationFilterH", 1, 255, "pixels"),
           ("jumpStride", 1, 127, "fractals"), ("repeatMode", 0, 1, "(0 kernel taps, 1 windows)"),
-          ("repeatTime", 0, 255, "repeats"))
+          ("repeatTime", 0, 255, "repeats"), ("cSize", 0, 1, "(0 C0 channels per pixel, 1 8-byte pixels)"))
 
 
 @lru_cache(maxsize=1024)
@@ -85,9 +89,6 @@ def _plan(pkey, src, dst, product, fmatrix, padding, boundary, src_l1, pre_warns
     es = src.itemsize
     c0 = 32 // es
     warns = [EXPERIMENTAL + f" ({product})", *pre_warns]
-    if p.cSize:
-        raise UnsupportedError(f"{API}: cSize={p.cSize} (4-channel packed feature map) is not emulated on {on}: its "
-                               "L1 layout is not documented; use cSize=0")
     for field, lo, hi, unit in RANGES:
         check_range(API, field, getattr(p, field), lo, hi, unit, product)
     for tap, size in (("fetchFilterW", "filterW"), ("fetchFilterH", "filterH")):
@@ -108,6 +109,10 @@ def _plan(pkey, src, dst, product, fmatrix, padding, boundary, src_l1, pre_warns
         raise RangeError(f"{API}: the dilated filter ({Kh} x {Kw} taps, dilation {dh} x {dw}) does not fit the padded "
                          f"{H} x {W} feature map on {product}")
     mode = p.repeatMode
+    cs = CSIZE1_PIXEL // es if p.cSize else c0  # channels per pixel of the map in L1
+    if p.cSize:  # (one warning per call: the experimental one says what cSize=1 reads)
+        warns[0] = (f"{EXPERIMENTAL}; cSize=1 reads a map of 8-byte pixels ({cs} channels each) and packs "
+                    f"{c0 // cs} kernel taps per fractal row ({on})")
     win = windows(16 * R if mode == 1 else 16, p.leftTopH, p.leftTopW, sh, sw, ew, W, pads)
     if int(win[:, 0].max()) + eh > H + pads[3]:
         warns.append(f"{API}: windows run past the bottom of the padded {H} x {W} map (rows beyond Ho*Wo) on "
@@ -115,12 +120,12 @@ def _plan(pkey, src, dst, product, fmatrix, padding, boundary, src_l1, pre_warns
     r = np.arange(R, dtype=np.int64)[:, None, None]
     i = np.arange(16, dtype=np.int64)[None, :, None]
     c = np.arange(c0, dtype=np.int64)[None, None, :]
-    t = (p.c1Index * Kh + p.fetchFilterH) * Kw + p.fetchFilterW + (r if mode == 0 else 0 * r)
+    t = (p.c1Index * Kh + p.fetchFilterH) * Kw + p.fetchFilterW + (r * (c0 // cs) if mode == 0 else 0 * r) + c // cs
     w_at = win[(16 * r + i) if mode == 1 else i + 0 * r]  # (R, 16, 1, 2)
     h = w_at[..., 0] + (t // Kw % Kh) * dh
     w = w_at[..., 1] + (t % Kw) * dw
     inside = (h >= 0) & (h < H) & (w >= 0) & (w < W)
-    srce = np.where(inside, (((t // (Kw * Kh)) * H + h) * W + w) * c0 + c, -1)
+    srce = np.where(inside, (((t // (Kw * Kh)) * H + h) * W + w) * cs + c % cs, -1)
     srcb, pad, pwarns = resolve_reads(API, np.where(srce >= 0, srce * es, -1), boundary, src_l1, padding,
                                       src.dtype, product)
     warns += pwarns

@@ -236,7 +236,8 @@ class LoadData3DParamsV1(ParamStruct):
         Field("repeatTime", "uint8", 0,
               doc="Fractals written (one per repeat)", unit="repeats", range="[1, 255]; 0 is a no-op"),
         Field("cSize", "uint8", 0,
-              doc="1: 4-channel packed feature map (not emulated)", range="0"),
+              doc="1: the map has 8-byte pixels (4 half / 8 int8 channels) and a fractal row packs 4 kernel taps "
+              "(experimental)", range="[0, 1]"),
         Field("padValue", "T", 0,
               doc="Pad element, typed like the data (written to PADDING with isSetPadding)", range="a value of T"),
     )

@@ -67,7 +67,7 @@ def load3d(dst, dst_def, src, src_def, *, es, H, W, pads, Kh, Kw, sh, sw, dh, dw
 
 def load3d_v1(dst, dst_def, src, src_def, *, es, H, W, pads, c1Index, fetchFilterW, fetchFilterH, leftTopW,
               leftTopH, strideW, strideH, filterW, filterH, dilationFilterW, dilationFilterH, jumpStride,
-              repeatMode, repeatTime, pad_bytes, boundary=0, src_l1=0, poison=0xFF):
+              repeatMode, repeatTime, pad_bytes, cSize=0, boundary=0, src_l1=0, poison=0xFF):
     """LoadData 3D V1 (experimental mapping of docs/cube-in.md). ``boundary`` in bytes. The windows walk::
 
         (h, w) = (leftTopH, leftTopW); after each window: w += strideW, and when w + Ew > W + right:
@@ -76,6 +76,10 @@ def load3d_v1(dst, dst_def, src, src_def, *, es, H, W, pads, c1Index, fetchFilte
     repeat r (mode 0: tap number r after the start tap, the first 16 windows; mode 1: the start tap, windows
     16r .. 16r+15), row i, channel c:  fractal r*jumpStride, byte i*32 + c*es  <-  L1(c1, h + kh*dilationH,
     w + kw*dilationW, c), taps counted kernel column fastest, then kernel row, then channel block c1.
+
+    ``cSize = 1``: each pixel of the map holds ``CS = 8 // es`` channels (8 bytes), so channel block c1 is ``CS``
+    channels wide; byte ``c*es`` of a row is channel ``c % CS`` of tap ``c // CS`` after the row's first tap, and
+    mode 0 moves ``C0 // CS`` (4) taps per repeat.
     """
     left, right, top, bottom = pads
     c0 = 32 // es
@@ -88,21 +92,22 @@ def load3d_v1(dst, dst_def, src, src_def, *, es, H, W, pads, c1Index, fetchFilte
         if w + ew > W + right:
             h, w = h + strideH, -left
     writer = ByteWriter(dst, dst_def, poison)
+    cs = 8 // es if cSize else c0  # channels per pixel
     start_tap = (c1Index * filterH + fetchFilterH) * filterW + fetchFilterW
     for r in range(repeatTime):
-        tap = start_tap + (r if repeatMode == 0 else 0)
-        kw = tap % filterW
-        kh = (tap // filterW) % filterH
-        c1 = tap // (filterW * filterH)
         for i in range(16):
             wh, ww = walk[16 * r + i] if repeatMode == 1 else walk[i]
-            y, x = wh + kh * dilationFilterH, ww + kw * dilationFilterW
             for c in range(c0):
+                tap = start_tap + (r * (c0 // cs) if repeatMode == 0 else 0) + c // cs
+                kw = tap % filterW
+                kh = (tap // filterW) % filterH
+                c1 = tap // (filterW * filterH)
+                y, x = wh + kh * dilationFilterH, ww + kw * dilationFilterW
                 d = r * jumpStride * 512 + i * 32 + c * es
                 if not (0 <= y < H and 0 <= x < W):
                     writer.write(d, bytearray(pad_bytes), True)
                     continue
-                s = (((c1 * H + y) * W + x) * c0 + c) * es
+                s = (((c1 * H + y) * W + x) * cs + c % cs) * es
                 if boundary and s + src_l1 >= boundary:
                     s -= boundary
                 writer.write(d, src[s:s + es], src_def[s:s + es])
