@@ -1,7 +1,9 @@
 """The ceiling on this machine: the layout kernels called bare (no fastcopy planning, dispatch or definedness
 around them; the thread split by hand on a one-worker pool), against np.copyto of the same bytes and the
 plain-numpy way, interleaved medians (the 2-thread rows on a one-worker pool, as the executor did before its
-persistent helper threads, and one on the helpers themselves). Also the third table of bench/report.py.
+persistent helper threads, and one on the helpers themselves). Beside each transpose, the same bytes copied
+without transposing (``copy_dense``, streaming): no layout kernel can beat that row, so its "x numpy" is the most
+any kernel can reach against the numpy way on this machine. Also the third table of bench/report.py.
 
     python bench/bare_layout.py            # the ceiling table
     python bench/bare_layout.py --tiles    # also sweep tile sizes and store kinds (slow)
@@ -18,6 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from fastcopy import config  # noqa: E402
 from fastcopy.dma import crew  # noqa: E402
 from fastcopy.dma.abi import pack_transpose  # noqa: E402
 from fastcopy.kernels.layout import copy_dense, transpose_blocks  # noqa: E402
@@ -43,6 +46,11 @@ def _transpose(dst, src, geo, tiles, nt, threads):
     return lambda: _two(lambda m: transpose_blocks(dst, 0, src, 0, m), metas)
 
 
+def _dense2(dst, src):
+    h = src.size // 2
+    return lambda: _two(lambda r: copy_dense(dst, r[0], src, r[0], r[1], True), [(0, h), (h, src.size - h)])
+
+
 def layout_cases(sweep=False):
     for es, name in ((2, "half"), (4, "float")):
         rng = np.random.default_rng(0)
@@ -59,18 +67,23 @@ def layout_cases(sweep=False):
         for what, src, geo, numpy_way in (
                 ("to_nz", a, to_geo, lambda: np.copyto(out_nz, av.transpose(1, 0, 2))),
                 ("from_nz", nz, from_geo, lambda: np.copyto(out_nd, nzv.transpose(1, 0, 2)))):
+            tiles = (config.LAYOUT_TILE_A, config.LAYOUT_TILE_C)
             funcs = {"copyto": lambda: np.copyto(b, a), "numpy": numpy_way,
-                     "dst 16 B into a line, streaming stores, 2 threads": _transpose(numpy16, src, geo, (64, 8), 1, 2),
-                     "dst 16 B into a line, streaming stores, 1 thread": _transpose(numpy16, src, geo, (64, 8), 1, 1),
-                     "line-aligned dst, streaming stores, 2 threads": _transpose(lined, src, geo, (64, 8), 1, 2),
-                     "line-aligned dst, streaming stores, 1 thread": _transpose(lined, src, geo, (64, 8), 1, 1),
+                     "dst 16 B into a line, streaming stores, 2 threads": _transpose(numpy16, src, geo, tiles, 1, 2),
+                     "dst 16 B into a line, streaming stores, 1 thread": _transpose(numpy16, src, geo, tiles, 1, 1),
+                     "line-aligned dst, streaming stores, 2 threads": _transpose(lined, src, geo, tiles, 1, 2),
+                     "line-aligned dst, streaming stores, 1 thread": _transpose(lined, src, geo, tiles, 1, 1),
                      "dst 16 B into a line, regular stores, 2 threads": _transpose(numpy16, src, geo, (32, 32), 0, 2),
-                     "dst 16 B into a line, regular stores, 1 thread": _transpose(numpy16, src, geo, (32, 32), 0, 1)}
+                     "dst 16 B into a line, regular stores, 1 thread": _transpose(numpy16, src, geo, (32, 32), 0, 1),
+                     # the ceiling of any kernel: the same bytes copied without transposing (copy_dense)
+                     "no transpose: dense streaming copy, 2 threads": _dense2(lined, src),
+                     "no transpose: dense streaming copy, 1 thread": lambda d=lined, s=src: copy_dense(
+                         d, 0, s, 0, s.size, True)}
             if sweep:
-                for tiles in ((16, 8), (64, 4), (64, 16), (128, 8), (16, 64), (32, 8)):
+                for t in ((16, 8), (64, 4), (64, 8), (64, 16), (128, 4), (128, 16), (256, 4), (32, 8)):
                     for dst, tag in ((lined, "lined"), (numpy16, "+16")):
                         for nt in (0, 1):
-                            funcs[f"{tag} tiles {tiles} nt={nt} 2 threads"] = _transpose(dst, src, geo, tiles, nt, 2)
+                            funcs[f"{tag} tiles {t} nt={nt} 2 threads"] = _transpose(dst, src, geo, t, nt, 2)
             yield f"bare {what} {N}x{N} {name}", a.nbytes, funcs
 
 

@@ -150,3 +150,33 @@ def test_numpy_layout_kernels_match_numba(case):
     fill_dense(want, 7, n - 90, np.full(4096, 9, np.uint8))
     npkernels.fill_dense(got, 7, n - 90, np.full(4096, 9, np.uint8))
     assert np.array_equal(got, want)
+
+
+@settings(max_examples=150, deadline=None)
+@given(burst=st.sampled_from([16, 32, 48, 64, 96, 128, 256]), na=st.integers(1, 7), nc=st.integers(1, 40),
+       nb=st.integers(1, 2), gap_d=st.sampled_from([0, 16, 32, 48, 64, 80]), gap_s=st.sampled_from([0, 16, 5]),
+       shift_d=st.sampled_from([0, 16, 32, 48]), shift_s=st.sampled_from([0, 3, 16]),
+       tile_a=st.sampled_from([1, 2, 5, 128]), tile_c=st.sampled_from([1, 2, 3, 8, 64]), flip=st.booleans(),
+       data=st.data())
+def test_transpose_streaming_runs_of_any_line_phase(burst, na, nc, nb, gap_d, gap_s, shift_d, shift_s, tile_a,
+                                                     tile_c, flip, data):
+    """Streaming stores requested, destination runs on 16-byte boundaries whose phase in a line differs from
+    run to run (row strides of 16-byte multiples): each run's whole lines are gathered and streamed, its partial
+    first and last lines stored regularly; every byte lands where the loops say and no other byte changes."""
+    a = (na, burst, nc * burst + gap_d)
+    c = (nc, na * burst + gap_s, burst)
+    if flip:  # the other direction: the source blocks of a run far apart, a run's neighbours adjacent
+        a, c = (na, nc * burst + gap_s, nc * burst + gap_d), (nc, burst, burst)
+    batch = (nb, na * nc * burst + 64 * gap_s + 16, na * (nc * burst + gap_d) + 16 * (gap_d // 16 + 1))
+    a_lo = data.draw(st.integers(0, na - 1))
+    a_range = (a_lo, data.draw(st.integers(a_lo + 1, na)))
+    b_lo = data.draw(st.integers(0, nb - 1))
+    b_range = (b_lo, data.draw(st.integers(b_lo + 1, nb)))
+    n = 256 + sum((k[0] - 1) * max(k[1], k[2]) for k in (batch, a, c)) + burst
+    src = _aligned(n, shift_s)
+    src[:] = np.random.default_rng(burst + nc).integers(0, 256, n, dtype=np.uint8)
+    dst = _aligned(n, shift_d)
+    dst[:] = 0xA5
+    want = _expected(dst, 48, src, 7, burst, batch, a, c, b_range, a_range)
+    transpose_blocks(dst, 48, src, 7, pack_transpose(burst, batch, a, c, (tile_a, tile_c), True, b_range + a_range))
+    assert np.array_equal(dst, want)

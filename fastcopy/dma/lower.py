@@ -165,8 +165,8 @@ def match_kernel(step, src_residue: int, dst_residue: int):
         return None
     batch = loops[0] if len(loops) == 3 else (1, 0, 0)
     a, c = loops[-2], loops[-1]
-    # destination runs on 16-byte boundaries: the kernel can stream whole lines (large outputs)
-    streams = (dst_residue + step.dst_offs[0]) % 16 == 0 and a[2] % 64 == 0 and (batch[0] == 1 or batch[2] % 64 == 0)
+    # destination runs on 16-byte boundaries: the kernel can stream their whole lines (large outputs)
+    streams = (dst_residue + step.dst_offs[0]) % 16 == 0 and a[2] % 16 == 0 and (batch[0] == 1 or batch[2] % 16 == 0)
     if streams:
         tiles = (config.LAYOUT_TILE_A, config.LAYOUT_TILE_C)
     else:

@@ -4,8 +4,9 @@
   tiles of ``tile_a x tile_c`` blocks (reads of one tile share cache lines and TLB entries; writes are
   ``tile_a`` sequential runs). ``nt = 1`` asks for non-temporal stores (bypassing the caches; the kernel then
   ends with a store fence); the kernel uses them only when the destination runs are contiguous
-  (``dc == burst``, ``burst`` a multiple of 32) and each starts on a 64-byte line (regular stores otherwise:
-  measured, non-temporal runs starting mid-line are slower than regular stores).
+  (``dc == burst``, ``burst`` a multiple of 16) and each starts on 16 bytes: every whole 64-byte line of a run
+  is then gathered from the source blocks (four 16-byte loads) and written in one non-temporal 64-byte store,
+  the partial lines at a run's ends with regular stores (regular stores everywhere otherwise).
 - ``copy_dense``: one contiguous range, non-temporal for its whole 64-byte lines when ``nt``.
 
 The ``meta`` layout of ``transpose_blocks`` is defined (and packed) by :mod:`fastcopy.dma.abi`.
@@ -45,7 +46,6 @@ def _vector_copy(nbytes: int, nontemporal: bool):
 copy32 = _vector_copy(32, False)
 copy32_nt = _vector_copy(32, True)
 copy16 = _vector_copy(16, False)
-copy16_nt = _vector_copy(16, True)
 
 
 @intrinsic
@@ -79,31 +79,109 @@ def _block(dst, d, src, s, burst):
             memcpy_units(dst, d + k, src, s + k, burst - k)
 
 
-@njit(inline="always", boundscheck=False)
-def _block_nt(dst, d, src, s, burst):
-    """One block with non-temporal 32-byte stores (``dst[d]`` 32-byte aligned, ``burst`` a multiple of 32)."""
-    for k in range(0, burst, 32):
-        copy32_nt(dst, d + k, src, s + k)
+@intrinsic
+def line_nt(typingctx, dst, d, src, s0, s1, s2, s3):
+    """``dst[d:d+64]`` (``dst`` + ``d`` on a 64-byte line) = the 16 bytes at ``src[s0]``, ``src[s1]``,
+    ``src[s2]``, ``src[s3]`` (unaligned loads), as one non-temporal 64-byte store: the line goes to memory whole,
+    in one go, never read first (one ``vmovntdq`` with AVX-512, two with AVX2)."""
+    sig = types.void(dst, types.intp, src, types.intp, types.intp, types.intp, types.intp)
+    i32, v2, v8 = ir.IntType(32), ir.VectorType(ir.IntType(64), 2), ir.VectorType(ir.IntType(64), 8)
+
+    def codegen(context, builder, signature, args):
+        dary = context.make_array(signature.args[0])(context, builder, args[0])
+        sary = context.make_array(signature.args[2])(context, builder, args[2])
+        parts = [builder.load(builder.bitcast(builder.gep(sary.data, [o]), v2.as_pointer()), align=1)
+                 for o in args[3:]]
+        lo = builder.shuffle_vector(parts[0], parts[1], ir.Constant(ir.VectorType(i32, 4), [0, 1, 2, 3]))
+        hi = builder.shuffle_vector(parts[2], parts[3], ir.Constant(ir.VectorType(i32, 4), [0, 1, 2, 3]))
+        line = builder.shuffle_vector(lo, hi, ir.Constant(ir.VectorType(i32, 8), list(range(8))))
+        st = builder.store(line, builder.bitcast(builder.gep(dary.data, [args[1]]), v8.as_pointer()), align=64)
+        st.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(i32, 1)]))
+        return context.get_dummy_value()
+
+    return sig, codegen
 
 
 @njit(inline="always", boundscheck=False)
-def _span16(dst, d, src, s, x0, x1, burst, sc, nt_lo, nt_hi):
-    """Bytes ``[x0, x1)`` (multiples of 16) of a contiguous destination run starting at ``dst[d]`` whose block
-    ``j`` comes from ``src[s + j*sc]``: 16 bytes at a time, non-temporal inside ``[nt_lo, nt_hi)``."""
+def _run16(dst, d, src, s, x0, x1, burst, sc):
+    """Bytes ``[x0, x1)`` (multiples of 16) of a contiguous destination run at ``dst[d]`` whose block ``j`` comes
+    from ``src[s + j*sc]``, 16 bytes at a time with regular stores (the partial lines at a run's ends)."""
     j = x0 // burst
     w = x0 - j * burst
     ss = s + j * sc
-    x = x0
-    while x < x1:
-        if nt_lo <= x and x < nt_hi:
-            copy16_nt(dst, d + x, src, ss + w)
-        else:
-            copy16(dst, d + x, src, ss + w)
-        x += 16
+    for x in range(x0, x1, 16):
+        copy16(dst, d + x, src, ss + w)
         w += 16
         if w == burst:
             w = 0
             ss += sc
+
+
+@njit(inline="always", boundscheck=False)
+def _run_lines(dst, d, src, s, x, n, burst, sc):
+    """``n`` whole lines of the run at ``dst[d]`` from its byte ``x`` on (``dst`` + ``d`` + ``x`` on a line):
+    each gathered from four 16-byte pieces of the source blocks and stored in one go, non-temporally."""
+    j = x // burst
+    w = x - j * burst
+    ss = s + j * sc
+    for _ in range(n):
+        p0 = ss + w
+        w += 16
+        if w == burst:
+            w = 0
+            ss += sc
+        p1 = ss + w
+        w += 16
+        if w == burst:
+            w = 0
+            ss += sc
+        p2 = ss + w
+        w += 16
+        if w == burst:
+            w = 0
+            ss += sc
+        p3 = ss + w
+        w += 16
+        if w == burst:
+            w = 0
+            ss += sc
+        line_nt(dst, d + x, src, p0, p1, p2, p3)
+        x += 64
+
+
+@njit(inline="always", boundscheck=False)
+def _transpose_lines(dst, dbase, src, sbase, meta, burst):
+    """``transpose_blocks`` with non-temporal stores: every destination run (``dc == burst``, starting on 16
+    bytes) is cut into its partial first line, whole lines and partial last line; the whole lines are written in
+    tiles of ``tile_a`` runs x ``tile_c * burst / 64`` lines, each line in one non-temporal store gathered from
+    the source blocks, the partial lines with regular stores (a line partly written non-temporally would be read
+    back from memory). Runs need not start alike: each run's first whole line is its own."""
+    sb, db = meta[2], meta[3]
+    sa, da = meta[5], meta[6]
+    nc, sc = meta[7], meta[8]
+    ta = meta[10]
+    a_lo, a_hi = meta[14], meta[15]
+    total = nc * burst
+    tl = max(1, meta[11] * burst // 64)
+    addr = dst.ctypes.data
+    for ib in range(meta[12], meta[13]):
+        sbb = sbase + ib * sb
+        dbb = dbase + ib * db
+        for a0 in range(a_lo, a_hi, ta):
+            a1 = min(a0 + ta, a_hi)
+            for l0 in range(0, total // 64 + 1, tl):
+                for ia in range(a0, a1):
+                    d = dbb + ia * da
+                    s = sbb + ia * sa
+                    head = min((-(addr + d)) % 64, total)
+                    n = (total - head) // 64
+                    if l0 == 0 and head > 0:
+                        _run16(dst, d, src, s, 0, head, burst, sc)
+                    if l0 < n:
+                        _run_lines(dst, d, src, s, head + l0 * 64, min(l0 + tl, n) - l0, burst, sc)
+                    if l0 <= n < l0 + tl and head + n * 64 < total:
+                        _run16(dst, d, src, s, head + n * 64, total, burst, sc)
+    store_fence()
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
@@ -117,13 +195,16 @@ def transpose_blocks(dst, dbase, src, sbase, meta):
     ta, tc = meta[10], meta[11]
     a_lo, a_hi = meta[14], meta[15]
     b_lo = meta[12]
-    # non-temporal stores: contiguous destination runs (dc == burst) that start on 64-byte lines (measured: a
-    # run starting mid-line is slower with them than without); checked here, so no plan can make them fault
+    # non-temporal stores: contiguous destination runs (dc == burst) of 16-byte pieces, every run starting on
+    # 16 bytes (checked here, so no plan can make them fault); whole lines only (see _transpose_lines)
     first = dst.ctypes.data + dbase + b_lo * db + a_lo * da
-    nt = meta[16] != 0 and dc == burst and burst % 32 == 0 and (db | da | tc * dc | first) % 64 == 0
-    if (meta[16] != 0 and not nt and dc == burst and burst % 16 == 0 and first % 16 == 0
-            and (db | da | tc * dc) % 64 == 0):
-        _transpose_shifted(dst, dbase, src, sbase, meta, (-first) % 64)
+    if meta[16] != 0 and dc == burst and burst % 16 == 0 and (db | da | first) % 16 == 0:
+        if burst == 32:  # (the common blocks: constant steps in the line gather)
+            _transpose_lines(dst, dbase, src, sbase, meta, 32)
+        elif burst == 64:
+            _transpose_lines(dst, dbase, src, sbase, meta, 64)
+        else:
+            _transpose_lines(dst, dbase, src, sbase, meta, burst)
         return
     for ib in range(b_lo, meta[13]):
         sbb = sbase + ib * sb
@@ -135,50 +216,10 @@ def transpose_blocks(dst, dbase, src, sbase, meta):
                 for ia in range(a0, a1):
                     s = sbb + ia * sa + c0 * sc
                     d = dbb + ia * da + c0 * dc
-                    if nt:
-                        for _ in range(n):
-                            _block_nt(dst, d, src, s, burst)
-                            s += sc
-                            d += dc
-                    else:
-                        for _ in range(n):
-                            _block(dst, d, src, s, burst)
-                            s += sc
-                            d += dc
-    if nt:
-        store_fence()
-
-
-@njit(inline="always", boundscheck=False)
-def _transpose_shifted(dst, dbase, src, sbase, meta, phase):
-    """``transpose_blocks`` into runs that start ``64 - phase`` bytes into a line (every run alike): the
-    c-tiles are cut at line boundaries instead of block boundaries, so every whole line is written by one
-    tile, non-temporally, 16 bytes at a time; the ``phase`` bytes before a run's first line and the bytes
-    after its last whole line take regular stores."""
-    burst = meta[0]
-    sb, db = meta[2], meta[3]
-    sa, da = meta[5], meta[6]
-    nc, sc = meta[7], meta[8]
-    ta, tc = meta[10], meta[11]
-    a_lo, a_hi = meta[14], meta[15]
-    total = nc * burst
-    length = tc * burst
-    nt_lo = phase
-    nt_hi = phase + (total - phase) // 64 * 64 if total > phase else 0
-    for ib in range(meta[12], meta[13]):
-        sbb = sbase + ib * sb
-        dbb = dbase + ib * db
-        for a0 in range(a_lo, a_hi, ta):
-            a1 = min(a0 + ta, a_hi)
-            x0 = 0
-            x1 = phase if phase > 0 else length
-            while x0 < total:
-                x1 = min(x1, total)
-                for ia in range(a0, a1):
-                    _span16(dst, dbb + ia * da, src, sbb + ia * sa, x0, x1, burst, sc, nt_lo, nt_hi)
-                x0 = x1
-                x1 = x0 + length
-    store_fence()
+                    for _ in range(n):
+                        _block(dst, d, src, s, burst)
+                        s += sc
+                        d += dc
 
 
 @njit(inline="always", boundscheck=False)
