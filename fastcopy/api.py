@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numbers
 
-from .dma.run import execute, prepare, run_prepared
+from .dma.run import execute, prepare, run_prepared, run_raw
 from .errors import FastCopyError, UnsupportedError
 from .formats import from_nz_call, to_nz_call
 from .memory import GlobalTensor, LocalTensor, current_pipe
@@ -417,7 +417,7 @@ def to_nz(array, c0=None, out=None):
     is not the inverse of ND2NZ: the NZ2ND source of a float matrix is ``to_nz(a, c0=16)``, not ``to_nz(a)``.
     """
     out, plan, dst, src = to_nz_call(array, c0, out)
-    if plan is not None:
+    if plan is not None and not run_raw(plan, dst.data, dst.mod, src.data, src.mod):
         execute(plan, dst, src)
     return out
 
@@ -432,7 +432,7 @@ def from_nz(array, shape, c0=None, out=None):
     so for 4-byte types it is ``from_nz(nz, shape, c0=16)``, not the inverse of the default ND2NZ layout.
     """
     out, plan, dst, src = from_nz_call(array, shape, c0, out)
-    if plan is not None:
+    if plan is not None and not run_raw(plan, dst.data, dst.mod, src.data, src.mod):
         execute(plan, dst, src)
     return out
 

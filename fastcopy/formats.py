@@ -80,22 +80,30 @@ def _out(out, shape, dt, api: str, a: np.ndarray) -> np.ndarray:
 
 class _Raw:
     """Global memory over an array's bytes, as the executor sees a tensor (no copy; every byte defined, so no
-    definedness cost). A light GlobalTensor: to_nz / from_nz of small arrays are dominated by such overheads
-    (its signature is made only when a plan is: the plans are cached by shape and host residue)."""
+    definedness cost). A light GlobalTensor: to_nz / from_nz of small arrays are dominated by such overheads, so
+    its :class:`Memory` is made only when the general runner needs one (a small plan runs on the bytes directly,
+    :func:`fastcopy.dma.run.run_raw`), its signature only when a plan is made (cached by shape and residue)."""
 
-    __slots__ = ("memory", "offset")
+    __slots__ = ("data", "mod", "offset", "_memory")
 
-    def __init__(self, memory: Memory):
-        self.memory, self.offset = memory, 0
+    def __init__(self, data: np.ndarray):
+        self.data, self.offset, self._memory = data, 0, None
+        self.mod = data.ctypes.data % 64  # host address residue: which unsigned views fit (as Memory.addr0)
+
+    @property
+    def memory(self) -> Memory:
+        if self._memory is None:
+            self._memory = Memory(self.data, Phys.GM)
+        return self._memory
 
     @property
     def _sig(self) -> TensorSig:
         """The signature a plan over this array is made for (the array's bytes, its host residue)."""
-        return _sig(self.memory.size, self.memory.addr0)
+        return _sig(self.data.size, self.mod)
 
 
 def _raw(a: np.ndarray) -> _Raw:
-    return _Raw(Memory(a.reshape(-1).view(np.uint8), Phys.GM))
+    return _Raw(a.reshape(-1).view(np.uint8))
 
 
 def _sig(nbytes: int, host_mod: int) -> TensorSig:
@@ -113,7 +121,7 @@ def to_nz_call(array, c0=None, out=None) -> tuple:
     if not out.size:
         return out, None, None, None
     src, dst = _raw(a), _raw(out)
-    return out, _to_nz_plan(batch, rows, cols, dt.itemsize, c0, src.memory.addr0, dst.memory.addr0), dst, src
+    return out, _to_nz_plan(batch, rows, cols, dt.itemsize, c0, src.mod, dst.mod), dst, src
 
 
 def from_nz_call(array, shape, c0=None, out=None) -> tuple:
@@ -140,7 +148,7 @@ def from_nz_call(array, shape, c0=None, out=None) -> tuple:
     if not out.size:
         return out, None, None, None
     src, dst = _raw(a), _raw(out)
-    return out, _from_nz_plan(batch, rows, cols, dt.itemsize, c0, src.memory.addr0, dst.memory.addr0), dst, src
+    return out, _from_nz_plan(batch, rows, cols, dt.itemsize, c0, src.mod, dst.mod), dst, src
 
 
 @lru_cache(maxsize=256)

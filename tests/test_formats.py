@@ -153,3 +153,94 @@ def test_out():
     big = np.zeros(1280, np.float32)
     with pytest.raises(ParamError, match="shares memory"):
         to_nz(big[:800].reshape(20, 40), out=big.reshape(5, 2, 16, 8))
+
+
+@settings(max_examples=100, deadline=None)
+@given(dtype=st.sampled_from(DTYPES), lead=st.lists(st.integers(1, 3), max_size=1), rows=st.integers(1, 40),
+       cols=st.integers(1, 70), c0=st.sampled_from([None, None, 1, 4, 16]), shift=st.integers(0, 15),
+       dshift=st.integers(0, 31), seed=st.integers(0, 2**32 - 1))
+def test_small_plans_on_raw_bytes_are_the_general_runner(dtype, lead, rows, cols, c0, shift, dshift, seed):
+    """to_nz / from_nz run their small plans on the arrays' bytes (``run_raw``, no tensors): bit for bit what the
+    general runner writes, for every dtype, shape, C0 and input address residue; into ``out=`` arrays whose
+    untouched bytes would show a stray write."""
+    from fastcopy import api
+    from fastcopy.dma import run
+
+    dt = np.dtype(dtype)
+    rng = np.random.default_rng(seed)
+    shape = (*lead, rows, cols)
+    n = int(np.prod(shape)) * dt.itemsize
+    a = rng.integers(0, 256, n + 16 * dt.itemsize, dtype=np.uint8)[shift * dt.itemsize % 16:][:n].view(dt)
+    a = a.reshape(shape)
+    def shifted_zeros(shp):  # a C-contiguous array starting (dshift * itemsize) % 64 bytes into a line
+        m = int(np.prod(shp)) * dt.itemsize
+        buf = np.zeros(m + 128, np.uint8)
+        start = (-buf.ctypes.data) % 64 + dshift * dt.itemsize % 64
+        return buf[start:start + m].view(dt).reshape(shp)
+
+    nz_out = [shifted_zeros(nz_shape(shape, dt, c0)) for _ in range(2)]
+    nd_out = [shifted_zeros(shape) for _ in range(2)]
+    ran = []
+    real = run.run_raw
+    try:
+        api.run_raw = lambda *args: ran.append(real(*args)) or ran[-1]
+        to_nz(a, c0, out=nz_out[0])
+        from_nz(nz_out[0], shape, c0, out=nd_out[0])
+        api.run_raw = lambda *args: False
+        to_nz(a, c0, out=nz_out[1])
+        from_nz(nz_out[1], shape, c0, out=nd_out[1])
+    finally:
+        api.run_raw = real
+    assert ran == [True, True] or n * 4 >= 1 << 16  # (large plans take the layout kernels: the general runner)
+    assert _same_bits(nz_out[0], nz_out[1]) and _same_bits(nd_out[0], nd_out[1]) and _same_bits(nd_out[0], a)
+
+
+def test_raw_runner_refuses_what_needs_the_general_runner():
+    """``run_raw`` writes nothing and answers False for a plan with warnings, effects or observers, or whose spans
+    do not fit the arrays (the general runner then warns, applies or raises)."""
+    from fastcopy import formats
+    from fastcopy.dma import run
+
+    a = np.arange(17 * 20, dtype=np.float16).reshape(17, 20)
+    out, plan, dst, src = formats.to_nz_call(a)
+    out[...] = 7
+    before = out.copy()
+    for bad in (plan._replace(warnings=("w",)), plan._replace(effects=(object(),)), plan._replace(exact=True),
+                plan._replace(write=(0, out.nbytes + 1))):
+        assert run.run_raw(bad, dst.data, dst.mod, src.data, src.mod) is False
+    run.OBSERVERS.append(lambda *args: None)
+    try:
+        assert run.run_raw(plan, dst.data, dst.mod, src.data, src.mod) is False
+    finally:
+        run.OBSERVERS.pop()
+    assert _same_bits(out, before)
+    assert run.run_raw(plan, dst.data, dst.mod, src.data, src.mod) is True
+    assert _same_bits(out, numpy_to_nz(a, 16))
+
+
+@pytest.mark.parametrize("mod", [0, 2, 5, 8, 13])
+def test_raw_runner_views_start_on_unit_boundaries(mod):
+    """Steps whose offsets, not the arrays' starts, sit on unit boundaries (wide views starting a few bytes into
+    the arrays): ``run_raw`` writes exactly the bytes the steps name, nothing around them."""
+    from fastcopy.dma.lower import make_plan
+    from fastcopy.dma.run import run_raw
+    from fastcopy.dma.steps import Fill, Move
+    from fastcopy.formats import _sig
+
+    def at(m, n):  # n bytes starting m bytes after a 64-byte boundary
+        buf = np.zeros(n + 128, np.uint8)
+        start = (-buf.ctypes.data) % 64 + m
+        return buf[start:start + n]
+
+    k = -mod % 8
+    steps = (Move((k,), (k + 8,), 16, ((3, 24, 32),)), Fill((k + 104,), 8, (), b"\x05"))
+    plan = make_plan("T", steps, _sig(200, mod), _sig(200, mod))
+    assert all(ks.w == 8 for ks in plan.ksteps)  # (views one unit wide: they start 8 - mod bytes in)
+    src, dst = at(mod, 200), at(mod, 200)
+    src[:] = np.arange(200) % 251 + 1
+    assert run_raw(plan, dst, mod, src, mod)
+    want = np.zeros(200, np.uint8)
+    for i in range(3):
+        want[k + 8 + 32 * i:k + 24 + 32 * i] = src[k + 24 * i:k + 16 + 24 * i]
+    want[k + 104:k + 112] = 5
+    assert np.array_equal(dst, want)

@@ -42,11 +42,14 @@ def pack(burst: int, loops, chunk, doffs, soffs) -> np.ndarray:
     """One kernel call's ``meta``: ``loops`` = MAX_LOOPS x (count, src, dst), ``chunk`` = (o_lo, o_hi, i_lo,
     i_hi); ``soffs`` empty for fills (zeros are packed)."""
     n_off = len(doffs)
-    head = [burst]
+    m = [burst]
     for lp in loops:
-        head.extend(lp)
-    soffs = soffs if len(soffs) == n_off else (0,) * n_off
-    return np.array(head + list(chunk) + [n_off] + list(doffs) + list(soffs), np.int64)
+        m += lp
+    m += chunk
+    m.append(n_off)
+    m += doffs
+    m += soffs if len(soffs) == n_off else (0,) * n_off
+    return np.array(m, np.int64)  # (one list, one array: this is on the path of every new plan)
 
 
 def contiguous(n: int) -> np.ndarray:

@@ -105,6 +105,13 @@ def optimise_loops(burst: int, loops, dst_col: int, src_col: int | None):
     """Reorder loops so the destination is written in increasing address order (largest dst stride outermost)
     and fold loops that continue a contiguous burst. Only valid when no two writes overlap."""
     loops = [tuple(lp) for lp in loops if lp[0] != 1]
+    if len(loops) < 2:  # (the common case of new small plans, without the sort and the merge)
+        if not loops:
+            return burst, ()
+        lp = loops[0]
+        if lp[dst_col] == burst and (src_col is None or lp[src_col] == burst):
+            return burst * lp[0], ()
+        return burst, (lp,)
     loops.sort(key=lambda lp: -abs(lp[dst_col]))
     while loops:
         inner = loops[-1]
@@ -449,32 +456,42 @@ def lower_small(step, src_residue: int, dst_residue: int):
             return None
     else:
         return None
-    n_off = len(step.dst_offs)
+    offs = step.dst_offs
+    n_off = len(offs)
     nbytes = n_off * burst
     for lp in loops:
         nbytes *= lp[0]
     if nbytes >= config.LAYOUT_BYTES or nbytes >= config.PARALLEL_BYTES:
         return None
-    # the widest view dividing every offset, stride and burst (as _width), in one gcd
+    # the widest view dividing every offset, stride and burst (as _width), in few gcd calls
+    g = burst
+    for lp in loops:
+        g = gcd(g, *lp[1:])
     if kind is Move:
-        g = gcd(burst, *[v for lp in loops for v in lp[1:]], *[dst_residue + o for o in step.dst_offs],
-                *[src_residue + o for o in step.src_offs])
+        soffs = step.src_offs
+        if n_off == 1:
+            g = gcd(g, dst_residue + offs[0], src_residue + soffs[0])
+        else:
+            g = gcd(g, *[dst_residue + o for o in offs], *[src_residue + o for o in soffs])
+    elif n_off == 1:
+        g = gcd(g, dst_residue + offs[0])
     else:
-        g = gcd(burst, *[lp[1] for lp in loops], *[dst_residue + o for o in step.dst_offs])
+        g = gcd(g, *[dst_residue + o for o in offs])
     w = 8 if g % 8 == 0 else 4 if g % 4 == 0 else 2 if g % 2 == 0 else 1
-    doffs = _units(step.dst_offs, dst_residue, w)
+    r = dst_residue % w
+    doffs = ((r + offs[0]) // w,) if n_off == 1 else tuple([(r + o) // w for o in offs])
     pad = abi.NO_LOOPS[len(loops):]
     if kind is Move:
-        lu = pad + tuple([(lp[0], lp[1] // w, lp[2] // w) for lp in loops])
-        soffs = _units(step.src_offs, src_residue, w)
+        r = src_residue % w
+        su = ((r + soffs[0]) // w,) if n_off == 1 else tuple([(r + o) // w for o in soffs])
+        lu = pad + tuple([(lp[0], lp[1] // w, lp[2] // w) for lp in loops]) if loops else pad
         chunk = (0, n_off, 0, lu[0][0])
-        return KStep("copy", w, doffs, soffs, burst // w, lu, _ZERO64, True,
-                     Move(step.src_offs, step.dst_offs, burst, loops), (chunk,), (),
-                     (abi.pack(burst // w, lu, chunk, doffs, soffs),))
+        return KStep("copy", w, doffs, su, burst // w, lu, _ZERO64, True, Move(soffs, offs, burst, loops),
+                     (chunk,), (), (abi.pack(burst // w, lu, chunk, doffs, su),))
     pattern = step.pattern
     if pattern is not None and w < len(pattern) and len(set(pattern)) > 1:
         return None  # (make_plan sends such a plan to the exact path before lowering)
-    lu = pad + tuple([(lp[0], 0, lp[1] // w) for lp in loops])
+    lu = pad + tuple([(lp[0], 0, lp[1] // w) for lp in loops]) if loops else pad
     chunk = (0, n_off, 0, lu[0][0])
     return KStep("fill", w, doffs, (), burst // w, lu, _replicated(pattern, w) if pattern is not None else
                  _ZERO64, pattern is not None, step._replace(burst=burst, loops=loops), (chunk,), (),

@@ -145,6 +145,46 @@ def run_prepared(prep, plan: Plan, dst, src) -> None:
             K.fill_strided(pview, (dst.offset - pshift) // mw, mmeta, mvalue)
 
 
+def run_raw(plan: Plan, dst: np.ndarray, dst_mod: int, src: np.ndarray, src_mod: int) -> bool:
+    """Run a small plan over the bytes of two whole arrays (``to_nz`` / ``from_nz``): every byte of both defined
+    (no planes), the two not sharing memory (the caller's guarantee), ``*_mod`` the host address residues the plan
+    was made for. Its kernel steps are called on views of the arrays, without tensors or memories: True when done;
+    False, nothing written, when the plan needs :func:`execute` (warnings, observers, layout kernels, threads)."""
+    if OBSERVERS or plan.exact or plan.warnings or plan.effects or not plan.ksteps:
+        return False
+    for ks in plan.ksteps:
+        if (ks.kind != "copy" and (ks.kind != "fill" or not ks.defined)) or len(ks.metas) != 1:
+            return False
+    w, r = plan.write, plan.read
+    if w[0] < 0 or w[1] > dst.size or (r is not None and (r[0] < 0 or r[1] > src.size)):
+        return False  # (execute raises the error)
+    views = {}
+    for ks in plan.ksteps:
+        u = ks.w
+        dv = views.get(u)
+        if dv is None:
+            dv = views[u] = (_raw_view(dst, dst_mod, u), _raw_view(src, src_mod, u))
+        (dview, dbase), (sview, sbase) = dv
+        if ks.kind == "copy":
+            K.copy_strided(dview, dbase, sview, sbase, ks.metas[0])
+        else:
+            K.fill_strided(dview, dbase, ks.metas[0], ks.value)
+    return True
+
+
+def _raw_view(data: np.ndarray, mod: int, w: int) -> tuple:
+    """``(view, base)``: the bytes as ``uint{8w}`` units from the first ``w``-aligned byte, and the unit base of byte
+    0 (as :meth:`fastcopy.memory.Memory.view` and the runner compute them for a tensor at offset 0)."""
+    if w == 1:
+        return data, 0
+    shift = -mod % w
+    n = (data.size - shift) // w
+    return data[shift:shift + n * w].view(_UINT[w]), -shift // w
+
+
+_UINT = {2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+
+
 def _copy_shared(dview, dbase, sview, sbase, table, nbytes: int) -> None:
     """A copy step whose chunks (rows of ``table``) the threads share."""
     _share(crew.COPY, lambda m: K.copy_strided(dview, dbase, sview, sbase, m), table, dview, dbase, sview, sbase,
