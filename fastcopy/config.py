@@ -64,7 +64,7 @@ EXACT_CHUNK = 1 << 21
 #: helper threads (fastcopy/dma/crew.py) spin this long after their last chunk before they sleep, so calls in a
 #: row pay no thread wake-up (measured on the 2-core VM: waking an idle core costs 15-90 us; 1 MiB DataCopy
 #: interleaved with np.copyto: 1.13-1.31x with 200 us, 1.44-1.62x with 1000 us, the helper then still spinning
-#: from one call to the next; a spinning helper yields its core every ~1 us to any other runnable thread)...
+#: from one call to the next; a spinning helper yields its core every ~0.5 us to any other runnable thread)...
 SPIN_US = 1000
 #: ... and a sleeping helper is woken for a job of at least WAKE_BYTES, or for any job when the previous parallel
 #: call was less than WAKE_GAP seconds ago (a smaller isolated job runs on the calling thread alone)
@@ -76,3 +76,14 @@ WAKE_GAP = 0.002
 #: chunk is in the other core's cache measured up to ~1.5x the caller's time: 0.5 backed off wrongly)
 SLOW_HELPER = 2.0
 MAX_BACKOFF = 256
+#: a repeated call's single contiguous copy of at least HOT_BYTES is shared with a helper that is awake (a call
+#: came within its spin window, as in a loop of copies), in one piece per thread (fastcopy/dma/crew.py: dense_job;
+#: with the helper asleep the copy runs alone and never wakes it for itself). Measured on the 2-core VM with the
+#: other core free (chrt, to stand in for a quiet machine), the bare job against one memcpy: 64 KiB 1.19 vs
+#: 1.27 us (the hand-off, ~0.4 us, eats the gain), 128 KiB 1.79 vs 2.68 us, 256 KiB 3.44 vs 5.87 us; through
+#: DataCopy interleaved with np.copyto: 128 KiB 0.83x np.copyto (alone ~0.75x), 256 KiB 1.02-1.31x, 512 KiB 1.34-1.54x
+HOT_BYTES = 128 << 10
+#: a waiting thread (a polling helper, a caller waiting for a helper's chunk) watches the box between POLL_PAUSES
+#: `pause` instructions, then yields its core once (measured on the VM: a pause is ~9 ns, a sched_yield with
+#: nothing else to run ~0.17 us; 32 pauses: a helper picks a posted job up in 0.3-0.4 us)
+POLL_PAUSES = 32

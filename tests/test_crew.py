@@ -1,6 +1,8 @@
 """The helper threads that share parallel kernel calls (fastcopy/dma/crew.py, fastcopy/kernels/crew.py): every
 job kind bit for bit against the same kernels run chunk by chunk on the calling thread, every view width,
-unaligned bases, many jobs in a row (the claim protocol), sleeping helpers woken, back-off, a forked child."""
+unaligned bases, many jobs in a row (the claim protocol, from both ends), sleeping helpers woken, back-off, a
+forked child; the sharing of small copies with a helper that is awake (dense jobs cut on lines, the policy of
+when to share and when to wake, decided on a private box without threads: no timing), through DataCopy too."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import sys
 
 import numpy as np
 import pytest
+from numba import njit
 
 from fastcopy import config
 from fastcopy.dma import abi, crew
@@ -27,11 +30,35 @@ def _numba_and_threads(monkeypatch):
     monkeypatch.setattr(config, "THREADS", 2)
     monkeypatch.setattr(crew, "ENABLED", True)
     monkeypatch.setattr(config, "SLOW_HELPER", float("inf"))  # no back-off on a busy machine (timing-free)
-    crew._state.update(skip=0, backoff=1)
+    monkeypatch.setattr(config, "WAKE_BYTES", 0)  # every job is offered to the helpers (woken if asleep)
+    crew.tune()
+    crew.reset()
     yield
-    crew._state.update(skip=0, backoff=1)
-    if crew._state["box"] is not None:
-        crew._state["box"][KC.SPIN] = crew._state["spin"]
+    monkeypatch.undo()
+    crew.tune()
+    crew.reset()
+
+
+def _box():
+    """The running crew's box (started by a first job)."""
+    crew.run(crew.DENSE, np.zeros(8, np.uint8), 0, np.zeros(8, np.uint8), 0, np.array([[0, 8]], np.int64))
+    return crew._state["box"]
+
+
+def _private_box(**policy):
+    """A box with no helper threads (the caller then runs every chunk itself): the policy of go(), decided from
+    the box's slots, tested without any timing. ``policy``: config values for it."""
+    box = crew._new_box()
+    saved = {k: getattr(config, k) for k in policy}
+    try:
+        for k, v in policy.items():
+            setattr(config, k, v)
+        crew._start()  # (the TSC calibration)
+        crew.tune(box)
+    finally:
+        for k, v in saved.items():
+            setattr(config, k, v)
+    return box
 
 
 def _strided_job(rng, w: int, n_chunks: int):
@@ -151,22 +178,28 @@ def test_many_jobs_in_a_row_and_after_the_helpers_slept(monkeypatch):
 
 def test_back_off_after_a_slow_helper_runs_alone(monkeypatch):
     metas, src, want = _copy_case(6, 4, 2)
+    box = _box()
     monkeypatch.setattr(config, "SLOW_HELPER", -1.0)  # every shared call with a spinning helper counts as slow
+    crew.tune()
     for _ in range(1000):  # (a call that had to wake a sleeping helper gives no verdict)
         dst = np.zeros_like(want)
         assert crew.run(crew.COPY, dst, 0, src, 0, metas)
         assert np.array_equal(dst, want)
-        if crew._state["skip"]:
+        if box[KC.SKIP]:
             break
-    skip = crew._state["skip"]
-    assert skip == 2 and crew._state["box"][KC.SPIN] == 0  # the helpers sleep while the caller runs alone
-    for _ in range(skip):
-        assert not crew.run(crew.COPY, np.zeros_like(want), 0, src, 0, metas)
-    assert crew._state["box"][KC.SPIN] == crew._state["spin"]  # spinning again for the next (trial) call
+    skip = int(box[KC.SKIP])
+    assert skip == 2 and box[KC.SPIN] == 0  # the helpers sleep while the caller runs alone
+    alone = box[KC.ALONE]
+    for _ in range(skip):  # backing off: run alone (and right)
+        dst = np.zeros_like(want)
+        assert crew.run(crew.COPY, dst, 0, src, 0, metas)
+        assert np.array_equal(dst, want)
+    assert box[KC.ALONE] == alone + skip
+    assert box[KC.SPIN] == box[KC.T_SPIN]  # spinning again for the next (trial) call
     dst = np.zeros_like(want)
     assert crew.run(crew.COPY, dst, 0, src, 0, metas)
     assert np.array_equal(dst, want)
-    assert crew._state["skip"] in (0, 4)  # slow again (or the helper had spun out: no verdict)
+    assert box[KC.SKIP] in (0, 4)  # slow again (or the helper had spun out: no verdict)
 
 
 def test_disabled_or_one_thread_runs_nothing(monkeypatch):
@@ -214,7 +247,8 @@ def test_repeated_large_datacopy_takes_the_prepared_shared_path(monkeypatch, mod
     if mode == "alone":
         monkeypatch.setattr(crew, "ENABLED", False)
     elif mode == "backing off":
-        crew._state.update(skip=1000, backoff=256)
+        box = _box()
+        box[KC.SKIP], box[KC.BACKOFF] = 1000, 256
     n = 3 << 18  # 3 MiB of uint32, in 3 bursts of 1 MiB: one contiguous span
     rng = np.random.default_rng(7)
     src = rng.integers(0, 2**32, n, dtype=np.uint32)
@@ -231,3 +265,195 @@ def test_repeated_large_datacopy_takes_the_prepared_shared_path(monkeypatch, mod
     hit = ub._prepared[p.key()][4]  # prepared on the first repeat: the chunk table and the crew's job header
     assert type(hit[4]) is tuple and hit[4][0].shape[0] == 2 and (hit[4][1] is not None) == crew.SUPPORTED
     assert not pipe.buffer(ub.memory.phys).plane[4 * n:].any()  # nothing marked past the span
+
+
+# ------------------------------------------------------------------- small copies shared with an awake helper
+@njit
+def _claim_order(box, sides):
+    """Claim chunks of the posted job from the front (0) or the back (1), in the order of ``sides``: the
+    indices claimed (-1 once none is left)."""
+    out = np.empty(sides.size, np.int64)
+    for i in range(sides.size):
+        out[i] = KC._claim(box, sides[i] == 1)
+    return out
+
+
+@njit
+def _post(box, head):
+    return KC._publish(box, head, False)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 64])
+def test_chunks_claimed_from_both_ends_run_once(n):
+    """The caller claims from the front, the helpers from the back: every chunk exactly once, in any
+    interleaving, and nothing after the last one; a new job starts whole."""
+    box = _private_box()
+    table = np.zeros((n, 2), np.int64)
+    head = crew.job(crew.DENSE, np.zeros(8, np.uint8), 0, np.zeros(8, np.uint8), 0, table)
+    rng = np.random.default_rng(n)
+    for _ in range(20):
+        _post(box, head)
+        got = _claim_order(box, rng.integers(0, 2, n + 3))
+        assert sorted(got[:n]) == list(range(n)) and (got[n:] == -1).all()
+    _post(box, head)
+    assert list(_claim_order(box, np.zeros(n, np.int64))) == list(range(n))
+    _post(box, head)
+    assert list(_claim_order(box, np.ones(n, np.int64))) == list(range(n))[::-1]
+
+
+def _dense_case(rng, n, dshift, sshift):
+    src = rng.integers(0, 256, n + sshift + 64, dtype=np.uint8)
+    dst = aligned_empty(n + dshift + 64, offset=int(rng.integers(0, 64)))
+    dst[:] = 0xA5
+    want = dst.copy()
+    want[dshift:dshift + n] = src[sshift:sshift + n]
+    return src, dst, want
+
+
+@pytest.mark.parametrize("n", [128 << 10, (128 << 10) + 1, 300_001, 1 << 20])
+@pytest.mark.parametrize("shifts", [(0, 0), (5, 11), (63, 1), (64, 3)])
+def test_dense_job_of_one_copy(monkeypatch, n, shifts):
+    """A small copy's job: one piece per thread, cut on the destination's lines, covering every byte once;
+    the same bytes as the copy, heads and tails unaligned, shared or alone, many in a row."""
+    monkeypatch.setattr(config, "WAKE_BYTES", 1 << 60)  # (a small job: shared only while the helper is awake)
+    crew.tune()
+    rng = np.random.default_rng(n + shifts[0])
+    src, dst, want = _dense_case(rng, n, *shifts)
+    head = crew.dense_job(dst, shifts[0], src, shifts[1], n)
+    table = head[KC.HEAD:].reshape(-1, 2)
+    assert head[KC.H_TADDR] == head.ctypes.data + 8 * KC.HEAD and head[KC.H_NBYTES] == n
+    assert table.shape == (2, 2) and table[0, 0] == 0 and table[0, 1] + table[1, 1] == n
+    assert (dst.ctypes.data + shifts[0] + table[1, 0]) % 64 == 0
+    for k in range(300):
+        if k % 3 == 0:
+            dst[:] = 0xA5
+        assert crew.run_job(head)
+        assert np.array_equal(dst, want)
+
+
+def test_dense_job_below_the_threshold_or_without_threads(monkeypatch):
+    a = np.zeros(1 << 20, np.uint8)
+    assert crew.dense_job(a, 0, a, 0, config.HOT_BYTES - 1) is None
+    assert crew.dense_job(a, 0, a, 0, config.HOT_BYTES) is not None
+    monkeypatch.setattr(config, "THREADS", 1)
+    assert crew.dense_job(a, 0, a, 0, 1 << 20) is None
+    assert not crew.run_job(None)
+
+
+def _go(box, head):
+    return KC.go(box, head)
+
+
+def test_policy_small_jobs_never_wait_for_a_sleeping_helper():
+    """go()'s decisions, on a box with no helper threads (the caller runs every chunk it shares itself):
+    a small job with the helpers asleep runs alone, and wakes them (for the next calls) only when the previous
+    call was recent; with them awake it is shared; a large one wakes them and is shared (no verdict)."""
+    rng = np.random.default_rng(3)
+    src, dst, want = _dense_case(rng, 200_000, 3, 5)
+    box = _private_box(WAKE_BYTES=1 << 20, HOT_BYTES=1)
+    head = crew.dense_job(dst, 3, src, 5, 200_000)
+    box[KC.SLEEPING] = 1  # (as if a helper slept on the futex)
+    box[KC.T_GAP] = 1 << 62
+    box[KC.LAST] = -(1 << 62)  # long ago: an isolated call
+    wakes = box[KC.WAKE]
+    assert _go(box, head) == KC.ALONE_ASLEEP and np.array_equal(dst, want)
+    assert box[KC.WAKE] == wakes  # an isolated small call never wakes a helper
+    dst[:] = 0xA5
+    assert _go(box, head) == KC.ALONE_ASLEEP and np.array_equal(dst, want)
+    assert box[KC.WAKE] == wakes + 1  # the second in a row wakes it for the next ones, and runs alone
+    box[KC.SLEEPING] = 0
+    dst[:] = 0xA5
+    assert _go(box, head) == KC.SHARED_CALL and np.array_equal(dst, want)
+    big = crew.dense_job(dst, 3, src, 5, 200_000)
+    big[KC.H_NBYTES] = 1 << 20
+    box[KC.SLEEPING] = 1
+    dst[:] = 0xA5
+    assert _go(box, big) == KC.WOKEN_CALL and np.array_equal(dst, want)
+    assert box[KC.WAKE] == wakes + 2 and box[KC.SKIP] == 0
+    box[KC.LOCK] = 1  # another thread holds the box: this one runs alone
+    dst[:] = 0xA5
+    assert _go(box, head) == KC.ALONE_BUSY and np.array_equal(dst, want)
+
+
+def test_policy_back_off_on_a_private_box():
+    rng = np.random.default_rng(4)
+    src, dst, want = _dense_case(rng, 150_000, 0, 0)
+    box = _private_box(SLOW_HELPER=-1.0, MAX_BACKOFF=4, HOT_BYTES=1)
+    head = crew.dense_job(dst, 0, src, 0, 150_000)
+    skips = []
+    for _ in range(12):
+        dst[:] = 0xA5
+        code = _go(box, head)
+        assert np.array_equal(dst, want)
+        skips.append((code, int(box[KC.SKIP]), int(box[KC.SPIN] == 0)))
+    # slow (waited > -1 x own work) -> 2 alone, slow -> 4 alone, slow -> 4 (MAX_BACKOFF) alone ...
+    assert [c for c, _, _ in skips] == [KC.SHARED_CALL] + [KC.ALONE_BACKING_OFF] * 2 + [KC.SHARED_CALL] + \
+        [KC.ALONE_BACKING_OFF] * 4 + [KC.SHARED_CALL] + [KC.ALONE_BACKING_OFF] * 3
+    assert skips[0][1:] == (2, 1) and skips[2][1:] == (0, 0)  # the helpers spin again for the trial call
+
+
+@pytest.mark.parametrize("mode", ["hot", "alone", "asleep", "stopped", "backing off"])
+@pytest.mark.parametrize("size", [128 << 10, 256 << 10, (512 << 10) + 96])
+def test_repeated_datacopy_of_a_few_hundred_kib(monkeypatch, mode, size):
+    """A repeated single-burst DataCopy from config.HOT_BYTES on is prepared with a dense crew job (shared
+    while a helper is awake, alone otherwise): the same bytes and definedness either way, GM->UB and UB->GM,
+    destination offsets that split the job on different lines, the bytes around untouched."""
+    from fastcopy import DataCopy, DataCopyParams, GlobalTensor, TPipe, TPosition
+
+    monkeypatch.setattr(config, "WAKE_BYTES", 1 << 20)
+    crew.tune()
+    if mode == "alone":
+        monkeypatch.setattr(crew, "ENABLED", False)
+    elif mode == "asleep":  # the helpers sleep as soon as they are idle: small jobs run alone (and wake them)
+        monkeypatch.setattr(config, "SPIN_US", 0)
+        crew.tune()
+    elif mode == "backing off":
+        box = _box()
+        box[KC.SKIP], box[KC.BACKOFF] = 1000, 256
+    n = size // 4
+    rng = np.random.default_rng(size)
+    pipe = TPipe(product="ATLAS_A2", capacities={"UB": 4 * n + 4096})
+    for off in (0, 8, 24):  # (uint32 elements: 32-byte aligned starts, different line phases)
+        src = rng.integers(0, 2**32, n + off, dtype=np.uint32)
+        ub = pipe.alloc(TPosition.VECIN, "uint32", n + 32)
+        out = np.zeros(n + off + 8, np.uint32)
+        p = DataCopyParams(1, n * 4 // 32, 0, 0)
+        g_in, g_out = GlobalTensor(src)[off], GlobalTensor(out)[off]
+        for k in range(6):
+            if mode == "stopped":
+                crew.stop()  # (the next job starts the helpers again)
+            src[k::5] += 1
+            DataCopy(ub, g_in, p)
+            DataCopy(g_out, ub, p)
+            assert np.array_equal(ub.numpy()[:n], src[off:]) and np.array_equal(out[off:off + n], src[off:])
+            assert not out[:off].any() and not out[off + n:].any()
+            assert ub.defined()[:n].all() and not ub.defined()[n:].any()
+        hit = ub._prepared[p.key()][4]
+        assert hit[0] is None and (hit[4] is not None) == crew.SUPPORTED  # (the job is made even while disabled)
+        pipe = TPipe(product="ATLAS_A2", capacities={"UB": 4 * n + 4096})
+
+
+def test_a_forked_child_shares_small_copies_with_its_own_helpers(tmp_path):
+    code = ("import os, numpy as np\n"
+            "from fastcopy import config\n"
+            "from fastcopy.dma import crew, kernels\n"
+            "kernels.load()\n"
+            "s = np.arange(1 << 18, dtype=np.uint32).view(np.uint8)\n"
+            "d = np.zeros(s.size, np.uint8)\n"
+            "h = crew.dense_job(d, 0, s, 0, s.size)\n"
+            "for _ in range(50):\n"
+            "    assert crew.run_job(h)\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n"
+            "    d[:] = 0\n"
+            "    ok = all(crew.run_job(h) for _ in range(200)) and np.array_equal(d, s)\n"
+            "    ok = ok and crew._state['pid'] == os.getpid() and len(crew._state['threads']) == 1\n"
+            "    os._exit(0 if ok else 3)\n"
+            "_, status = os.waitpid(pid, 0)\n"
+            "assert os.waitstatus_to_exitcode(status) == 0, status\n"
+            "assert np.array_equal(d, s)\n"
+            "crew.stop()\n"
+            "print('ok')\n")
+    env = dict(os.environ, FASTCOPY_THREADS="2")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

@@ -51,7 +51,7 @@ def test_kernel_cache_survives_a_change_of_thread_count(tmp_path):
             "fc.DataCopy(u, fc.GlobalTensor(a), fc.DataCopyParams(4, 32768, 0, 0))\n"
             "assert np.array_equal(u.numpy(), a)\n"
             "from fastcopy.kernels import crew\n"
-            "ks = (copy_strided, crew.publish, crew.join, crew.run_chunk)\n"
+            "ks = (copy_strided, crew.go, crew.run_chunk)\n"
             "print(sum(sum(k.stats.cache_hits.values()) for k in ks), "
             "sum(sum(k.stats.cache_misses.values()) for k in ks))\n")
     runs = []

@@ -1,16 +1,26 @@
 """Parallel kernel calls on persistent helper threads (``config.THREADS - 1`` of them).
 
 A call is published in a shared box and shared with the helpers chunk by chunk (:mod:`fastcopy.kernels.crew`
-holds the protocol); the caller takes chunks too and waits only for chunks a helper has started, so a helper
-that a busy machine has not scheduled costs nothing but its share. Helpers spin in numba (GIL released) for
-``config.SPIN_US`` after their last chunk, so calls in a row pay no thread wake-up; then they sleep (a futex). A sleeping helper is woken for a job of at least ``config.WAKE_BYTES`` or when the previous parallel
-call was recent (it will be spinning for the next one); a smaller isolated job runs on the caller alone.
+holds the protocol); the caller takes chunks from the front, the helpers from the back, and the caller waits only
+for chunks a helper has started, so a helper that a busy machine has not scheduled costs nothing but its share.
+Helpers poll the box in numba (GIL released) for ``config.SPIN_US`` after their last chunk, so calls in a row pay
+no thread wake-up; then they sleep (a futex).
+
+Which calls are shared (decided in :func:`fastcopy.kernels.crew.go`, one compiled call with no Python around it):
+
+- a job of at least ``config.WAKE_BYTES`` always (a sleeping helper is woken for it);
+- a smaller job (down to ``config.HOT_BYTES``: a repeated DataCopy of 256 KiB, a 64 KiB LoadData tile) only
+  when the helpers are awake (a call came within their spin window, as in a loop of copies). With the helpers
+  asleep it runs on the calling thread alone, and a sleeping helper is woken (for the calls after it) only when
+  the previous call was less than ``config.WAKE_GAP`` ago: an isolated call never pays a wake-up.
+
 When a helper holds a call up (the caller waited for it longer than ``config.SLOW_HELPER`` times its own work:
 another process has its core), the next calls run unshared, 2, 4, ... up to ``config.MAX_BACKOFF`` of them,
 and the helpers sleep instead of spinning until a shared call goes well again.
 
-:func:`run` returns False (and runs nothing) when the crew is in use by another Python thread or there are no
-helpers: the caller then runs every chunk itself.
+Use: :func:`job` (or :func:`dense_job` for one contiguous copy) makes a job's header once; :func:`run_job` runs
+it, returning False (having run nothing) when there is no crew (one thread, not x86-64 Linux, disabled): the
+caller then runs the chunks itself. :func:`run` is both in one.
 """
 
 from __future__ import annotations
@@ -29,9 +39,9 @@ from . import abi
 SUPPORTED = sys.platform.startswith("linux") and os.uname().machine == "x86_64"  # (no `platform`: 6 ms of import)
 #: False: every call runs on the calling thread alone (benchmarks compare the two)
 ENABLED = True
-_lock = threading.Lock()  # one job in the box at a time (other Python threads run their chunks alone)
-_state = {"box": None, "threads": (), "pid": None, "ticks_per_us": 0.0, "last": 0.0, "skip": 0,
-          "backoff": 1, "spin": 0}
+_start_lock = threading.Lock()
+_state = {"box": None, "threads": (), "pid": None, "ticks_per_us": 0.0}
+_K = None  # fastcopy.kernels.crew, once loaded
 
 
 def _calibrate(crew) -> float:
@@ -43,7 +53,44 @@ def _calibrate(crew) -> float:
     return max((c1 - c0) / ((t1 - t0) * 1e6), 1.0)
 
 
-_K = None  # fastcopy.kernels.crew, once loaded
+def tune(box=None) -> None:
+    """Write the policy numbers of ``config`` into the box (at start; tests that change them call it again)."""
+    box = _state["box"] if box is None else box
+    if box is None:
+        return
+    from ..kernels import crew
+
+    ticks = _state["ticks_per_us"] or 1.0
+    big = 1 << 62
+    box[crew.T_SPIN] = int(config.SPIN_US * ticks)
+    box[crew.SPIN] = box[crew.T_SPIN]
+    box[crew.T_WAKE_BYTES] = min(int(config.WAKE_BYTES), big)
+    box[crew.T_GAP] = int(config.WAKE_GAP * 1e6 * ticks)
+    slow = config.SLOW_HELPER * 1024
+    box[crew.T_SLOW] = big if slow >= big else int(slow)
+    box[crew.T_MAX_BACKOFF] = max(1, int(config.MAX_BACKOFF))
+    box[crew.T_POLL] = max(1, int(config.POLL_PAUSES))
+
+
+def reset() -> None:
+    """Forget the back-off (tests)."""
+    box = _state["box"]
+    if box is not None:
+        from ..kernels import crew
+
+        box[crew.SKIP], box[crew.BACKOFF] = 0, 1
+        box[crew.SPIN] = box[crew.T_SPIN]
+
+
+def _new_box():
+    from ..kernels import crew
+
+    buf = np.zeros(crew.BOX_SIZE + 8, np.int64)
+    start = (-buf.ctypes.data) % 64 // 8
+    box = buf[start:start + crew.BOX_SIZE]
+    box[crew.WORD] = crew.BUSY
+    box[crew.BACKOFF] = 1
+    return box
 
 
 def _start():
@@ -51,73 +98,81 @@ def _start():
     global _K
     from ..kernels import crew
 
-    _K = crew
+    with _start_lock:
+        if _state["pid"] == os.getpid():
+            return _state["box"]
+        if not _state["ticks_per_us"]:
+            _state["ticks_per_us"] = _calibrate(crew)
+        box = _new_box()
+        tune(box)
+        threads = [threading.Thread(target=crew.serve, args=(box,), name=f"fastcopy-{k}", daemon=True)
+                   for k in range(config.THREADS - 1)]
+        for t in threads:
+            t.start()
+        _K = crew
+        _state.update(box=box, threads=threads, pid=os.getpid())
+        return box
 
-    if _state["pid"] == os.getpid():
-        return _state["box"]
-    buf = np.zeros(crew.BOX_SIZE + 8, np.int64)
-    start = (-buf.ctypes.data) % 64 // 8
-    box = buf[start:start + crew.BOX_SIZE]
-    box[crew.WORD] = crew.BUSY
-    if not _state["ticks_per_us"]:
-        _state["ticks_per_us"] = _calibrate(crew)
-    box[crew.SPIN] = _state["spin"] = int(config.SPIN_US * _state["ticks_per_us"])
-    threads = [threading.Thread(target=crew.serve, args=(box,), name=f"fastcopy-{k}", daemon=True)
-               for k in range(config.THREADS - 1)]
-    for t in threads:
-        t.start()
-    _state.update(box=box, threads=threads, pid=os.getpid())
-    return box
+
+def _forget() -> None:
+    """In a forked child: the parent's helpers are not here (the next call starts the child's own)."""
+    _state.update(box=None, threads=(), pid=None)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget)
 
 
 def run(kind: int, dst, dbase: int, src, sbase: int, table: np.ndarray, value=np.uint64(0), nt: int = 0,
         nbytes: int = 0) -> bool:
-    """Run the job (``table``: one chunk per row) with the helpers; False if the crew cannot take it."""
+    """Run the job (``table``: one chunk per row) with the helpers; False (nothing run) if there is no crew."""
     if config.THREADS < 2 or not SUPPORTED or not ENABLED:
         return False
-    head = None if _state["skip"] else job(kind, dst, dbase, src, sbase, table, value, nt)
-    return run_job(head, nbytes)
+    return run_job(job(kind, dst, dbase, src, sbase, table, value, nt, nbytes))
 
 
-def job(kind: int, dst, dbase: int, src, sbase: int, table: np.ndarray, value=np.uint64(0), nt: int = 0):
-    """A job's header for :func:`run_job` (prepared calls keep it; the arrays must outlive it)."""
+def job(kind: int, dst, dbase: int, src, sbase: int, table: np.ndarray, value=np.uint64(0), nt: int = 0,
+        nbytes: int = 0):
+    """A job's header for :func:`run_job` (prepared calls keep it; the arrays must outlive it); ``nbytes``: what
+    it moves (from ``config.WAKE_BYTES`` on, a sleeping helper is woken for it)."""
     if not SUPPORTED:
         return None
     from ..kernels import crew
 
-    return crew.job(kind, dst, dbase, src, sbase, table, value, nt)
+    return crew.job(kind, dst, dbase, src, sbase, table, value, nt, nbytes)
 
 
-def run_job(head, nbytes: int = 0) -> bool:
-    """:func:`run` for a job header made by :func:`job`."""
-    if config.THREADS < 2 or not SUPPORTED or not ENABLED:
+def dense_job(dst, dbase: int, src, sbase: int, n: int):
+    """The job header of one contiguous ``n``-byte copy (byte arrays ``dst[dbase:]`` <- ``src[sbase:]``) in one
+    piece per thread, cut on the destination's 64-byte lines (its chunk table inside the same array: keep the
+    header, keep the job), or None when it is smaller than ``config.HOT_BYTES`` or there is no crew. Run it with
+    :func:`run_job` (in a row of calls the caller keeps copying the first piece, a helper the last: each stays in
+    its core's cache; the arrays must outlive the header)."""
+    if n < config.HOT_BYTES or config.THREADS < 2 or not SUPPORTED:
+        return None
+    from ..kernels import crew
+
+    parts = config.THREADS
+    a0 = dst.ctypes.data + dbase
+    cuts = [0] + [min(n, max(0, -(-(a0 + n * k // parts) // 64) * 64 - a0)) for k in range(1, parts)] + [n]
+    table = np.array([[lo, hi - lo] for lo, hi in zip(cuts, cuts[1:]) if hi > lo], np.int64)
+    head = np.empty(crew.HEAD + table.size, np.int64)
+    head[:crew.HEAD] = job(DENSE, dst, dbase, src, sbase, table, nbytes=n)
+    head[crew.HEAD:] = table.reshape(-1)
+    head[crew.H_TADDR] = head.ctypes.data + 8 * crew.HEAD
+    return head
+
+
+def run_job(head) -> bool:
+    """Run a job made by :func:`job` to the end (shared, or alone when sharing would not pay: see the module
+    docstring); False (nothing run) when there is no crew."""
+    if head is None or config.THREADS < 2 or not ENABLED:
         return False
-    if _state["skip"]:  # backing off after a call that a slow helper held up
-        _state["skip"] -= 1
-        if not _state["skip"]:  # the next call tries again, with helpers spinning (a fair trial)
-            _state["box"][_K.SPIN] = _state["spin"]
-            _K.wake(_state["box"])
-        return False
-    if head is None or not _lock.acquire(blocking=False):
-        return False
-    try:
-        box = _state["box"] if _state["pid"] == os.getpid() else _start()
-        now = time.perf_counter()
-        wake = nbytes >= config.WAKE_BYTES or now - _state["last"] < config.WAKE_GAP
-        _state["last"] = now
-        asleep = _K.publish(box, head, wake)
-        waited = _K.join(box)
-        if asleep:  # (a helper woken for this call is late by its wake-up: no verdict on the machine)
-            return True
-        if waited > config.SLOW_HELPER * 1024:  # a spinning helper held the call up: the machine is busy
-            _state["backoff"] = min(2 * _state["backoff"], config.MAX_BACKOFF)
-            _state["skip"] = _state["backoff"]
-            box[_K.SPIN] = 0  # the helpers sleep at once: no spinning against this thread meanwhile
-        else:
-            _state["backoff"] = 1
-        return True
-    finally:
-        _lock.release()
+    box = _state["box"]
+    if box is None:
+        box = _start()
+    _K.go(box, head)
+    return True
 
 
 def stop() -> None:
@@ -139,21 +194,20 @@ def warmup() -> None:
         return
     from ..kernels import crew
 
-    box = np.zeros(crew.BOX_SIZE, np.int64)
-    box[crew.WORD] = crew.BUSY
+    box = _new_box()
     box[crew.STOP] = 1
+    box[crew.T_POLL] = 1
     crew.serve(box)  # (returns at once: told to stop)
     crew.ticks()
+    crew.wake(box)
     meta = np.stack([abi.contiguous(1)])
     for t in (np.uint8, np.uint16, np.uint32, np.uint64):
         a = np.zeros(64, t)
         r = np.zeros(64, t)
         r.flags.writeable = False  # (read-only sources: user arrays that are not writable)
         for src in (a, r):
-            crew.publish(box, crew.job(COPY, a, 0, src, 0, meta, np.uint64(0), 0), False)
-            crew.join(box)
-        crew.publish(box, crew.job(FILL, a, 0, a, 0, meta, np.uint64(0), 0), False)
-        crew.join(box)
+            crew.go(box, crew.job(COPY, a, 0, src, 0, meta, np.uint64(0), 0, 0))
+        crew.go(box, crew.job(FILL, a, 0, a, 0, meta, np.uint64(0), 0, 0))
     b, rb = np.zeros(4096, np.uint8), np.zeros(4096, np.uint8)
     rb.flags.writeable = False
     tmeta = np.stack([abi.pack_transpose(32, (1, 0, 0), (1, 32, 32), (1, 32, 32), (1, 1), False, (0, 1, 0, 1))])
@@ -162,11 +216,10 @@ def warmup() -> None:
         emeta = np.stack([abi.pack_transpose(2, (1, 0, 0), (1, 2, 32), (1, 32, 2), (1, 1), False, (0, 1, 0, 1))])
         for kind, table in ((TRANSPOSE, tmeta), (ROWS, tmeta), (DENSE, pieces), (FILL_DENSE, pieces),
                             (ELEMENTS, emeta)):
-            crew.publish(box, crew.job(kind, b, 0, src, 0, table, np.uint64(0), 0), False)
-            crew.join(box)
-    crew.wake(box)
+            crew.go(box, crew.job(kind, b, 0, src, 0, table, np.uint64(0), 0, 0))
 
 
 # job kinds (the kernels' numbering)
 COPY, FILL, TRANSPOSE, ROWS, DENSE, FILL_DENSE, ELEMENTS = range(1, 8)
-__all__ = ["run", "stop", "warmup", "COPY", "FILL", "TRANSPOSE", "ROWS", "DENSE", "FILL_DENSE", "ELEMENTS"]
+__all__ = ["run", "job", "dense_job", "run_job", "stop", "warmup", "tune", "COPY", "FILL", "TRANSPOSE", "ROWS",
+           "DENSE", "FILL_DENSE", "ELEMENTS"]

@@ -61,10 +61,14 @@ def prepare(plan: Plan, dst, src):
     dbase, sbase = (dst.offset - dshift) // w, (src.offset - sshift) // w
     if meta.ndim == 1 and abi.is_contiguous(meta):  # one burst: the prepared arguments are the two windows themselves
         d0, s0, n = dbase + abi.offsets_of(meta)[0][0], sbase + abi.offsets_of(meta)[1][0], abi.burst_of(meta)
-        return (None, dview[d0:d0 + n], sview[s0:s0 + n], None, None, smem, src.offset + plan.read[0],
+        # (from config.HOT_BYTES: a crew job, shared when a helper is awake, else one memcpy on this thread)
+        hot = crew.dense_job(dmem.data, dshift + d0 * w, smem.data, sshift + s0 * w, n * w) if (
+            n * w >= config.HOT_BYTES and K.usable_crew()) else None
+        return (None, dview[d0:d0 + n], sview[s0:s0 + n], None, hot, smem, src.offset + plan.read[0],
                 src.offset + plan.read[1], dmem, mark)
     if meta.ndim == 2:  # chunks the threads share: the crew's job header, made once
-        meta = (meta, crew.job(crew.COPY, dview, dbase, sview, sbase, meta) if K.usable_crew() else None)
+        meta = (meta, crew.job(crew.COPY, dview, dbase, sview, sbase, meta, nbytes=plan.nbytes)
+                if K.usable_crew() else None)
     return (dview, dbase, sview, sbase, meta, smem, src.offset + plan.read[0], src.offset + plan.read[1], dmem,
             mark)
 
@@ -126,12 +130,13 @@ def run_prepared(prep, plan: Plan, dst, src) -> None:
     if OBSERVERS or (smem.plane is not None and not smem.known_defined(slo, shi)):
         return execute(plan, dst, src)
     if dview is None:
-        np.copyto(dbase, sview)
+        if meta is None or not crew.run_job(meta):  # (a job header from config.HOT_BYTES on)
+            np.copyto(dbase, sview)
     elif dview is _STEPS:
         _run_steps(dbase)
     elif type(meta) is not tuple:
         K.copy_strided(dview, dbase, sview, sbase, meta)
-    elif not crew.run_job(meta[1], plan.nbytes):  # (the crew is busy or backing off: this thread alone)
+    elif not crew.run_job(meta[1]):  # (no crew: this thread alone)
         for m in meta[0]:
             K.copy_strided(dview, dbase, sview, sbase, m)
     if dmem.plane is not None:

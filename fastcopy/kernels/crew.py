@@ -5,10 +5,17 @@ measured 15-90 us per call; a helper spinning in numba picks a job up in well un
 A job is one kernel (``kind``) over one destination and one source array, cut into ``n`` chunks (rows of an
 int64 ``table``: a kernel ``meta`` each, or ``(offset, length)`` pieces). The caller publishes it
 (:func:`publish`, holding the GIL), then takes chunks itself (:func:`join`, GIL released) while the helpers
-(:func:`serve`) take them too; a chunk is claimed by one compare-and-swap on the box's word ``gen << 32 | next``,
-so each runs exactly once, and the caller waits only for chunks a helper has started. A helper spins (``pause``)
-for a bounded number of TSC ticks after its last chunk, then sleeps on a futex in the box (never returning to
-Python, so it never waits for the GIL).
+(:func:`serve`) take them too; a chunk is claimed by one compare-and-swap on the box's word
+``gen << 32 | front << 16 | back`` (the caller takes chunks from the front, the helpers from the back: in a row of
+calls each core keeps copying the same part, which stays in its own cache), so each runs exactly once, and the
+caller waits only for chunks a helper has started. A helper polls the box (``pause``) for a bounded number of
+TSC ticks after its last chunk, then sleeps on a futex in the box (never returning to Python, so it never waits
+for the GIL).
+
+:func:`go` is the whole call in one compiled function (no Python between deciding and copying): it takes the
+box (another thread holding it: the job runs alone), applies the back-off, decides whether to share (a small job
+is shared only with a helper that is awake, and never wakes one for itself), publishes, joins and judges the
+helper. Its policy numbers are box slots that :mod:`fastcopy.dma.crew` sets from ``config``.
 
 Arrays reach the helpers as addresses (the caller keeps them alive until :func:`join` returns). The box layout
 is private to this module and :mod:`fastcopy.dma.crew`; its slots are the constants below.
@@ -24,11 +31,22 @@ from .elements import transpose_elements
 from .layout import copy_dense, copy_rows, fill_dense, transpose_blocks
 from .strided import copy_strided, fill_strided
 
-# box slots (int64; the word, the done count and the header on separate cache lines)
+# box slots (int64; the word, the done count, the helpers' slots, the header and the caller's slots on separate
+# cache lines)
 WORD, DONE, STOP, SLEEPING, WAKE, SPIN, HELPED = 0, 8, 16, 17, 18, 19, 20
-KIND, NCHUNK, DADDR, DLEN, DBASE, SADDR, SLEN, SBASE, WIDTH, VALUE, NT, TADDR, TCOLS = range(24, 37)
-BOX_SIZE = 48
-BUSY = 0xFFFFFFFF
+KIND, NCHUNK, DADDR, DLEN, DBASE, SADDR, SLEN, SBASE, WIDTH, VALUE, NT, TADDR, TCOLS, NBYTES = range(24, 38)
+# the caller's side (written under LOCK): back-off state, the last call's TSC, counters; then the policy
+LOCK, SKIP, BACKOFF, LAST, SHARED, ALONE = range(40, 46)
+T_SPIN, T_WAKE_BYTES, T_GAP, T_SLOW, T_MAX_BACKOFF, T_POLL = range(48, 54)
+BOX_SIZE = 56
+HEAD = NBYTES - KIND + 1  # a job header: the box's slots KIND..NBYTES
+# a header's slots (``h[H_...]``: the box's slots minus KIND)
+(H_KIND, H_NCHUNK, H_DADDR, H_DLEN, H_DBASE, H_SADDR, H_SLEN, H_SBASE, H_WIDTH, H_VALUE, H_NT, H_TADDR, H_TCOLS,
+ H_NBYTES) = range(HEAD)
+BUSY = 0xFFFFFFFF  # the word's low half while no job is posted
+MAX_CHUNKS = 0xFFFF
+# what go() did (its return value)
+SHARED_CALL, WOKEN_CALL, ALONE_BACKING_OFF, ALONE_ASLEEP, ALONE_BUSY = range(1, 6)
 # job kinds
 COPY, FILL, TRANSPOSE, ROWS, DENSE, FILL_DENSE, ELEMENTS = range(1, 8)
 
@@ -113,76 +131,85 @@ def _voidptr(typingctx, addr):
 
 
 @njit(inline="always")
-def _bytes(box, addr_slot, len_slot):
-    return carray(_voidptr(box[addr_slot]), box[len_slot] * box[WIDTH], np.uint8)
+def _bytes(h, addr_slot, len_slot):
+    return carray(_voidptr(h[addr_slot]), h[len_slot] * h[H_WIDTH], np.uint8)
 
 
 @njit(inline="always")
-def _units(box, addr_slot, len_slot, dt):
-    return carray(_voidptr(box[addr_slot]), box[len_slot], dt)
+def _units(h, addr_slot, len_slot, dt):
+    return carray(_voidptr(h[addr_slot]), h[len_slot], dt)
 
 
 @njit(inline="always")
-def _strided(box, meta, dt):
-    dst = _units(box, DADDR, DLEN, dt)
-    if box[KIND] == COPY:
-        copy_strided(dst, box[DBASE], _units(box, SADDR, SLEN, dt), box[SBASE], meta)
+def _strided(h, meta, dt):
+    dst = _units(h, H_DADDR, H_DLEN, dt)
+    if h[H_KIND] == COPY:
+        copy_strided(dst, h[H_DBASE], _units(h, H_SADDR, H_SLEN, dt), h[H_SBASE], meta)
     else:
-        fill_strided(dst, box[DBASE], meta, np.uint64(box[VALUE]))
+        fill_strided(dst, h[H_DBASE], meta, np.uint64(h[H_VALUE]))
 
 
 @njit(nogil=True, cache=True)
-def run_chunk(box, k):
-    """Run chunk ``k`` of the published job."""
-    cols = box[TCOLS]
-    row = carray(_voidptr(box[TADDR] + 8 * k * cols), cols, np.int64)
-    kind = box[KIND]
+def run_chunk(h, k):
+    """Run chunk ``k`` of the job whose header is ``h`` (a header array, or the box's header slots)."""
+    cols = h[H_TCOLS]
+    row = carray(_voidptr(h[H_TADDR] + 8 * k * cols), cols, np.int64)
+    kind = h[H_KIND]
     if kind == COPY or kind == FILL:
-        w = box[WIDTH]
+        w = h[H_WIDTH]
         if w == 1:
-            _strided(box, row, np.uint8)
+            _strided(h, row, np.uint8)
         elif w == 2:
-            _strided(box, row, np.uint16)
+            _strided(h, row, np.uint16)
         elif w == 4:
-            _strided(box, row, np.uint32)
+            _strided(h, row, np.uint32)
         else:
-            _strided(box, row, np.uint64)
+            _strided(h, row, np.uint64)
         return
-    dst = _bytes(box, DADDR, DLEN)
-    src = _bytes(box, SADDR, SLEN)
+    dst = _bytes(h, H_DADDR, H_DLEN)
+    src = _bytes(h, H_SADDR, H_SLEN)
     if kind == TRANSPOSE:
-        transpose_blocks(dst, box[DBASE], src, box[SBASE], row)
+        transpose_blocks(dst, h[H_DBASE], src, h[H_SBASE], row)
     elif kind == ROWS:
-        copy_rows(dst, box[DBASE], src, box[SBASE], row)
+        copy_rows(dst, h[H_DBASE], src, h[H_SBASE], row)
     elif kind == ELEMENTS:
-        transpose_elements(dst, box[DBASE], src, box[SBASE], row)
+        transpose_elements(dst, h[H_DBASE], src, h[H_SBASE], row)
     elif kind == DENSE:
-        copy_dense(dst, box[DBASE] + row[0], src, box[SBASE] + row[0], row[1], box[NT] != 0)
+        copy_dense(dst, h[H_DBASE] + row[0], src, h[H_SBASE] + row[0], row[1], h[H_NT] != 0)
     else:  # FILL_DENSE: src is the 4096-byte pattern page
-        fill_dense(dst, box[DBASE] + row[0], row[1], src)
+        fill_dense(dst, h[H_DBASE] + row[0], row[1], src)
 
 
 @njit(inline="always")
-def _claim(box):
-    """Claim the next chunk of the current job: its index, or -1 when none is left."""
+def _header(box):
+    """The box's header slots as a header array."""
+    return carray(_voidptr(box.ctypes.data + 8 * KIND), HEAD, np.int64)
+
+
+@njit(inline="always")
+def _claim(box, back):
+    """Claim the next chunk of the current job, from the front (the caller) or the back (the helpers): its
+    index, or -1 when none is left."""
     while True:
         w = atomic_load(box, WORD)
-        k = w & BUSY
-        if k == BUSY or k >= box[NCHUNK]:
+        f, b = (w >> 16) & 0xFFFF, w & 0xFFFF
+        n = box[NCHUNK]
+        if (w & BUSY) == BUSY or f + b >= n:
             return -1
-        if compare_swap(box, WORD, w, w + 1):
-            return k
+        if compare_swap(box, WORD, w, w + (1 if back else 1 << 16)):
+            return n - 1 - b if back else f
 
 
 @njit(inline="always")
-def _work(box):
+def _work(box, back):
     """Run chunks until none is left; how many ran."""
+    h = _header(box)
     ran = 0
     while True:
-        k = _claim(box)
+        k = _claim(box, back)
         if k < 0:
             return ran
-        run_chunk(box, k)
+        run_chunk(h, k)
         atomic_add(box, DONE, 1)
         ran += 1
 
@@ -211,27 +238,31 @@ def _sched_yield(typingctx):
 
     def codegen(context, builder, signature, args):
         i64 = ir.IntType(64)
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64], var_arg=True), "syscall")
-        return builder.call(fn, [ir.Constant(i64, 24)])
+        # (declared as _futex declares it: one module may hold both calls)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i64] * 5, var_arg=True),
+                                            "syscall")
+        return builder.call(fn, [ir.Constant(i64, 24)] + [ir.Constant(i64, 0)] * 4)
 
     return sig, codegen
-
-
-@njit(inline="always")
-def _breathe():
-    """A short wait (~1 us) that lets another thread of this core run: a spinning helper and the caller may
-    share one core when the machine is busy, and must not hold each other up for a whole time slice."""
-    for _ in range(16):
-        pause()
-    _sched_yield()
 
 
 @njit(inline="always")
 def _idle(box):
     """Nothing to claim now (no job, or every chunk of it taken)."""
     w = atomic_load(box, WORD)
-    k = w & BUSY
-    return k == BUSY or k >= box[NCHUNK]
+    return (w & BUSY) == BUSY or ((w >> 16) & 0xFFFF) + (w & 0xFFFF) >= box[NCHUNK]
+
+
+@njit(inline="always")
+def _poll(box):
+    """Wait for work (~1-2 us at most) watching the box between ``pause``s, then let another thread of this
+    core run: a spinning helper and the caller may share one core when the machine is busy, and must not hold
+    each other up for a whole time slice."""
+    for _ in range(box[T_POLL]):
+        pause()
+        if not _idle(box):
+            return
+    _sched_yield()
 
 
 @njit(nogil=True, cache=True)
@@ -240,12 +271,12 @@ def serve(box):
     work, sleep on the box's futex until a caller wakes it. Returns when told to stop."""
     last = rdtsc()
     while atomic_load(box, STOP) == 0:
-        ran = _work(box)
+        ran = _work(box, True)
         if ran:
             atomic_add(box, HELPED, ran)  # (chunks the helpers ran: a statistic)
             last = rdtsc()
         elif rdtsc() - last <= atomic_load(box, SPIN):
-            _breathe()
+            _poll(box)
         else:
             atomic_add(box, SLEEPING, 1)
             seq = atomic_load(box, WAKE)
@@ -274,34 +305,37 @@ def stop(box):
 
 
 @njit(cache=True)
-def job(kind, dst, dbase, src, sbase, table, value, nt):
-    """A job's header (the box's slots KIND..TCOLS): ``table`` one chunk per row. The arrays must stay alive
-    until the job has been joined."""
-    head = np.empty(TCOLS - KIND + 1, np.int64)
-    head[KIND - KIND] = kind
-    head[NCHUNK - KIND] = table.shape[0]
-    head[DADDR - KIND] = dst.ctypes.data
-    head[DLEN - KIND] = dst.size
-    head[DBASE - KIND] = dbase
-    head[SADDR - KIND] = src.ctypes.data
-    head[SLEN - KIND] = src.size
-    head[SBASE - KIND] = sbase
-    head[WIDTH - KIND] = dst.itemsize
-    head[VALUE - KIND] = np.int64(value)
-    head[NT - KIND] = nt
-    head[TADDR - KIND] = table.ctypes.data
-    head[TCOLS - KIND] = table.shape[1]
+def job(kind, dst, dbase, src, sbase, table, value, nt, nbytes):
+    """A job's header (the box's slots KIND..NBYTES): ``table`` one chunk per row (at most MAX_CHUNKS),
+    ``nbytes`` what it moves (the wake policy's measure). The arrays must stay alive until the job has run."""
+    if table.shape[0] > MAX_CHUNKS:
+        raise ValueError("crew job: too many chunks")
+    head = np.empty(HEAD, np.int64)
+    head[H_KIND] = kind
+    head[H_NCHUNK] = table.shape[0]
+    head[H_DADDR] = dst.ctypes.data
+    head[H_DLEN] = dst.size
+    head[H_DBASE] = dbase
+    head[H_SADDR] = src.ctypes.data
+    head[H_SLEN] = src.size
+    head[H_SBASE] = sbase
+    head[H_WIDTH] = dst.itemsize
+    head[H_VALUE] = np.int64(value)
+    head[H_NT] = nt
+    head[H_TADDR] = table.ctypes.data
+    head[H_TCOLS] = table.shape[1]
+    head[H_NBYTES] = nbytes
     return head
 
 
-@njit(cache=True)
-def publish(box, head, wake):
+@njit(inline="always")
+def _publish(box, head, wake):
     """Post a job (the previous one is finished: its caller has joined it); ``wake``: wake sleeping helpers
     for it. Returns whether a helper was asleep."""
     gen = (atomic_load(box, WORD) >> 32) + 1
     atomic_store(box, WORD, (gen << 32) | BUSY)
     box[DONE] = 0
-    for i in range(head.size):
+    for i in range(HEAD):
         box[KIND + i] = head[i]
     atomic_store(box, WORD, gen << 32)
     if atomic_load(box, SLEEPING) > 0:  # (seq_cst: a helper going to sleep sees the job, or is woken)
@@ -311,17 +345,79 @@ def publish(box, head, wake):
     return False
 
 
-@njit(nogil=True, cache=True)
-def join(box):
+@njit(inline="always")
+def _join(box):
     """The caller's share: run chunks until none is left, then wait for those a helper started. Returns the
     TSC ticks spent waiting for a helper per tick of the caller's own work (x 1024)."""
     t0 = rdtsc()
-    _work(box)
+    _work(box, False)
     t1 = rdtsc()
     n = box[NCHUNK]
-    while atomic_load(box, DONE) < n:
-        _breathe()
+    spins = 0
+    while atomic_load(box, DONE) < n:  # (watched between pauses: a small job's helper is done within a few us)
+        pause()
+        spins += 1
+        if spins % box[T_POLL] == 0:
+            _sched_yield()
     return (rdtsc() - t1) * 1024 // max(t1 - t0, 1)
+
+
+@njit(inline="always")
+def _alone(head):
+    for k in range(head[H_NCHUNK]):
+        run_chunk(head, k)
+
+
+@njit(inline="always")
+def _go(box, head):
+    skip = box[SKIP]
+    if skip > 0:  # backing off after a call that a slow helper held up
+        box[SKIP] = skip - 1
+        if skip == 1:  # the next call tries again, with helpers spinning (a fair trial)
+            atomic_store(box, SPIN, box[T_SPIN])
+            _wake(box)
+        _alone(head)
+        return ALONE_BACKING_OFF
+    now = rdtsc()
+    recent = now - box[LAST] < box[T_GAP]
+    box[LAST] = now
+    big = head[H_NBYTES] >= box[T_WAKE_BYTES]
+    if not big and atomic_load(box, SLEEPING) > 0:
+        # a smaller job never waits for a helper's wake-up (15-90 us on a VM); in a row of calls the helper
+        # is woken for the next ones, this one runs alone
+        if recent:
+            _wake(box)
+        _alone(head)
+        return ALONE_ASLEEP
+    asleep = _publish(box, head, big or recent)
+    waited = _join(box)
+    if asleep:  # (a helper woken for this call is late by its wake-up: no verdict on the machine)
+        return WOKEN_CALL
+    if waited > box[T_SLOW]:  # a spinning helper held the call up: the machine is busy
+        b = min(2 * box[BACKOFF], box[T_MAX_BACKOFF])
+        box[BACKOFF] = b
+        box[SKIP] = b
+        atomic_store(box, SPIN, 0)  # the helpers sleep at once: no spinning against this thread meanwhile
+    else:
+        box[BACKOFF] = 1
+    return SHARED_CALL
+
+
+@njit(nogil=True, cache=True)
+def go(box, head):
+    """Run the job ``head`` to the end: shared with the helpers through ``box``, or alone on this thread (the
+    box held by another thread, backing off, or a small job and a sleeping helper). Returns what it did
+    (SHARED_CALL, WOKEN_CALL, ALONE_*)."""
+    if not compare_swap(box, LOCK, 0, 1):
+        _alone(head)
+        return ALONE_BUSY
+    code = _go(box, head)
+    if code == SHARED_CALL or code == WOKEN_CALL:
+        box[SHARED] += 1
+    else:
+        box[ALONE] += 1
+    atomic_store(box, LOCK, 0)
+    return code
 
 
 @njit(nogil=True, cache=True)
