@@ -24,11 +24,42 @@ def rng_for(seed: int, name: str) -> np.random.Generator:
 CHUNK = 1 << 20
 
 
+#: Random kinds whose first ``n`` elements are the same whatever the length drawn: each element comes from the
+#: stream in order (uniform and normal doubles, bounded integers), so a shorter buffer is a prefix of a longer one.
+PREFIX_KINDS = frozenset({"uniform", "normal", "integers"})
+#: Streams kept per process (:func:`generate`), and the longest buffer (elements) kept of each.
+KEEP_STREAMS = 8
+KEEP_ELEMENTS = 1 << 16
+_KEPT: dict = {}  # (seed, buffer name, init items, dtype) -> the longest array of that stream drawn so far
+
+
 def generate(buf: BufferSpec, seed: int, file: str = "") -> np.ndarray:
-    """The initial contents of ``buf`` (a C-contiguous array of ``buf.shape``); ``init`` must not be None.
+    """The initial contents of ``buf`` (a C-contiguous array of ``buf.shape``, the caller's own); ``init`` must not
+    be None.
 
     Random draws are made in chunks of :data:`CHUNK` elements straight into the result (the stream is the same
-    as one draw of all elements), so memory is the buffer plus a few MiB."""
+    as one draw of all elements), so memory is the buffer plus a few MiB. The points of a sweep draw the same
+    stream (seed, buffer name, init) at many lengths: small draws of the :data:`PREFIX_KINDS` are kept, and a
+    buffer no longer than one kept is a copy of its first elements (the same bytes a new draw gives; a longer one
+    is drawn, checked and kept)."""
+    init = buf.init
+    if init["kind"] in PREFIX_KINDS and buf.size <= KEEP_ELEMENTS:
+        try:
+            key = (seed, buf.name, tuple([(k, type(v), v) for k, v in init.items()]), buf.np_dtype)
+            kept = _KEPT.get(key)
+        except TypeError:  # (an unhashable init value: never kept)
+            return _generate(buf, seed, file)
+        if kept is not None and kept.size >= buf.size:
+            return kept[:buf.size].copy().reshape(buf.shape)
+        arr = _generate(buf, seed, file)
+        if len(_KEPT) >= KEEP_STREAMS:
+            _KEPT.pop(next(iter(_KEPT)))
+        _KEPT[key] = arr.reshape(-1).copy()
+        return arr
+    return _generate(buf, seed, file)
+
+
+def _generate(buf: BufferSpec, seed: int, file: str = "") -> np.ndarray:
     init, dt, n = buf.init, buf.np_dtype, buf.size
     kind = init["kind"]
     where = f"buffers.{buf.name}.init"
