@@ -62,12 +62,6 @@ def result_files(prog) -> list:
     return files + ["manifest.json"]
 
 
-@lru_cache(maxsize=256)
-def _check_files(files: tuple, file: str) -> None:
-    """check_collisions once per distinct file list (a sweep's points share it)."""
-    check_collisions(files, f"{file}: ")
-
-
 def write_result(result, directory: str, allow_empty: bool = False) -> dict:
     """Write a :class:`fastcopy.golden.engine.Result` as the golden folder ``directory`` (replacing it as a whole;
     see :mod:`fastcopy.golden.store`); return the manifest. An output with no defined element is an error
@@ -75,7 +69,7 @@ def write_result(result, directory: str, allow_empty: bool = False) -> dict:
     prog = result.program
     if not allow_empty:
         result.check()
-    _check_files(tuple(result_files(prog)), prog.file)
+    check_collisions(result_files(prog), f"{prog.file}: ")
     outs = {o.buffer: o for o in prog.outputs}
     entries, files = [], []
     with FolderWriter(directory) as w:
@@ -140,11 +134,20 @@ def program_extras(prog) -> dict:
 def manifest_text(manifest: dict) -> str:
     """JSON with one top-level key per line and one buffer / op per line (readable, and fast to write)."""
 
-    dumps, keys = _dumps, _KEYS
+    dumps, keys, known = _dumps, _KEYS, _LINES
     lines = []
     for k, v in manifest.items():
+        t = type(v)
+        if t is str or t is int or t is bool or v is None:  # (the same in every point of a case: kept)
+            line = known.get((k, t, v))
+            if line is None:
+                if len(known) >= 4096:
+                    known.clear()
+                line = known[(k, t, v)] = f" {dumps(k)}: {dumps(v)}"
+            lines.append(line)
+            continue
         key = keys.get(k) or keys.setdefault(k, dumps(k))
-        if type(v) is list and v and all(type(x) is dict for x in v):
+        if t is list and v and all(type(x) is dict for x in v):
             inner = ",\n  ".join(map(dumps, v))
             lines.append(f" {key}: [\n  {inner}\n ]")
         else:
@@ -185,6 +188,7 @@ def _c_dumps():
 
 _dumps = _c_dumps()
 _KEYS: dict = {}  # top-level manifest key -> its JSON text
+_LINES: dict = {}  # (top-level key, type, str / int / bool / None value) -> its line of the manifest
 
 
 @lru_cache(maxsize=None)

@@ -1122,7 +1122,7 @@ class Compiler:
                 raise self.error(f"{path}.{k}", str(exc)) from None
             if f.ctype not in ("T", "bool"):  # the C++ type on this product (some fields are wider on 350)
                 c, lo, hi = CTYPES[cls._product_types(f).get(self.target, f.ctype)]
-                value = inst.as_dict()[f.name]
+                value = getattr(inst, f.name)
                 if not lo <= value <= hi:
                     raise self.error(f"{path}.{k}", f"{cls.__name__}: {f.name}={value} does not fit {c} "
                                                     f"[{lo}, {hi}] on {self.target}; expected a {c} value")

@@ -55,7 +55,20 @@ def check_relative(rel: str, what: str = "file") -> None:
 
 def check_collisions(paths, where: str = "") -> None:
     """Every file a case writes is distinct (also on a case-insensitive file system), and no file is another's
-    folder. Raised before anything is written."""
+    folder. Raised before anything is written. (A list that passed is remembered: a sweep's points share it.)"""
+    key = tuple(paths)
+    if key in _NO_COLLISION:
+        return
+    _check_collisions(key, where)
+    if len(_NO_COLLISION) >= 1024:
+        _NO_COLLISION.clear()
+    _NO_COLLISION.add(key)
+
+
+_NO_COLLISION: set = set()  # file lists that passed check_collisions
+
+
+def _check_collisions(paths: tuple, where: str) -> None:
     seen: dict = {}
     for p in paths:
         check_relative(p)
