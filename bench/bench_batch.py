@@ -7,7 +7,11 @@ bytes in every file (input, golden, mask and manifest.json). Two more rows put t
 loop with the smaller manifest of its first version (``--simple-manifest``), and two numpy loops run at once
 (what two processes gain on this machine: the ceiling of ``--jobs 2`` over ``--jobs 1``)::
 
-    python bench/bench_batch.py [--repeat 3] [--tmp /dev/shm] [--breakdown]
+    python bench/bench_batch.py [--repeat 3] [--tmp /dev/shm] [--breakdown] [--no-bytecode]
+
+Every command runs as a user's would: with Python's bytecode cache (a private folder filled by an untimed import
+first; bench/startenv.py). ``--no-bytecode`` measures with none (PYTHONDONTWRITEBYTECODE, the development VM's
+setting): fastcopy then compiles its whole source at every start, while numpy loads its installed bytecode.
 
 In-process timings (no interpreter start), with pytest-benchmark::
 
@@ -43,13 +47,17 @@ def _numpy_cmd(out: str, *more) -> list:
     return [sys.executable, str(NUMPY_SCRIPT), "-o", out, *more]
 
 
+_ENV: dict = {}  # the environment of every measured command (main() sets it)
+
+
 def _wall(cmd) -> tuple:
     """(wall seconds, CPU seconds of the process and its workers); ``cmd``: one command, or a tuple of commands
     run at the same time."""
     cmds = cmd if isinstance(cmd, tuple) else (cmd,)
     r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in cmds]
+    procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_ENV or None)
+             for c in cmds]
     outs = [p.communicate() for p in procs]
     dt = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -79,13 +87,21 @@ def main(argv=None) -> int:
                     "the disk out of the measurement)")
     ap.add_argument("--breakdown", action="store_true", help="also: per-point time of compile / run / write in one "
                     "warm process, next to the numpy loop's")
+    ap.add_argument("--no-bytecode", action="store_true", help="run the commands with no bytecode cache (every "
+                    "module compiled from source at each start)")
     args = ap.parse_args(argv)
+    from startenv import cold_env, warm_env
+
+    _ENV.clear()
+    _ENV.update(cold_env() if args.no_bytecode else warm_env())
+    subprocess.run([sys.executable, "-c", "import fastcopy.golden.batch, fastcopy.cli.batch, fastcopy.cli.progress"],
+                   capture_output=True, env=_ENV)  # (untimed: the bytecode cache filled)
     runs = {"fastcopy batch --jobs 1": lambda o: _fastcopy_cmd(1, o),
             "fastcopy batch --jobs 2": lambda o: _fastcopy_cmd(2, o),
             "numpy loop (gen_data.py)": _numpy_cmd,
             "numpy loop, simple manifest": lambda o: _numpy_cmd(o, "--simple-manifest"),
             "2 numpy loops at once": lambda o: (_numpy_cmd(o + "a"), _numpy_cmd(o + "b"))}
-    subprocess.run([sys.executable, "-m", "fastcopy", "warmup"], capture_output=True)  # numba cache on disk
+    subprocess.run([sys.executable, "-m", "fastcopy", "warmup"], capture_output=True, env=_ENV)  # numba cache
     start = [_wall([sys.executable, "-c", "import fastcopy.golden"])[0] for _ in range(args.repeat)]
     times = {k: [] for k in runs}
     cpu = {k: [] for k in runs}
@@ -107,7 +123,7 @@ def main(argv=None) -> int:
     base = statistics.median(times["numpy loop (gen_data.py)"])
     print(f"{POINTS} cases from {SWEEP.relative_to(HERE.parent)}, {args.repeat} runs each, wall clock including "
           f"interpreter start, writing to {args.tmp or tempfile.gettempdir()} ({os.cpu_count()} cores, load "
-          f"average {os.getloadavg()[0]:.2f})")
+          f"average {os.getloadavg()[0]:.2f}; bytecode cache {'off' if args.no_bytecode else 'on'})")
     print("speed vs numpy: the numpy loop's time / the command's time (above 1: faster than the numpy loop)")
     print(f"{'command':<28} {'median s':>9} {'min s':>7} {'per case':>10} {'speed vs numpy':>15} "
           f"{'CPU s (median)':>15}")
