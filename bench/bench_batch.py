@@ -90,36 +90,14 @@ def main(argv=None) -> int:
     ap.add_argument("--no-bytecode", action="store_true", help="run the commands with no bytecode cache (every "
                     "module compiled from source at each start)")
     args = ap.parse_args(argv)
-    from startenv import cold_env, warm_env
-
-    _ENV.clear()
-    _ENV.update(cold_env() if args.no_bytecode else warm_env())
-    subprocess.run([sys.executable, "-c", "import fastcopy.golden.batch, fastcopy.cli.batch, fastcopy.cli.progress"],
-                   capture_output=True, env=_ENV)  # (untimed: the bytecode cache filled)
+    _prepare(args.no_bytecode)
     runs = {"fastcopy batch --jobs 1": lambda o: _fastcopy_cmd(1, o),
             "fastcopy batch --jobs 2": lambda o: _fastcopy_cmd(2, o),
             "numpy loop (gen_data.py)": _numpy_cmd,
             "numpy loop, simple manifest": lambda o: _numpy_cmd(o, "--simple-manifest"),
             "2 numpy loops at once": lambda o: (_numpy_cmd(o + "a"), _numpy_cmd(o + "b"))}
-    subprocess.run([sys.executable, "-m", "fastcopy", "warmup"], capture_output=True, env=_ENV)  # numba cache
     start = [_wall([sys.executable, "-c", "import fastcopy.golden"])[0] for _ in range(args.repeat)]
-    times = {k: [] for k in runs}
-    cpu = {k: [] for k in runs}
-    with tempfile.TemporaryDirectory(prefix="fastcopy-bench-", dir=args.tmp) as tmp:
-        for r in range(args.repeat):
-            for name, cmd in runs.items():
-                out = os.path.join(tmp, f"{r}-{len(times[name])}-{abs(hash(name))}")
-                wall, used = _wall(cmd(out))
-                times[name].append(wall)
-                cpu[name].append(used)
-                if r == 0 and name == "fastcopy batch --jobs 1":
-                    fc_first = out
-                if r == 0 and name == "numpy loop (gen_data.py)":
-                    np_first = out
-                if r > 0 or name.startswith(("2 numpy", "numpy loop, simple")):
-                    for d in (out, out + "a", out + "b"):
-                        shutil.rmtree(d, ignore_errors=True)
-        compared = _same_bytes(pathlib.Path(fc_first), pathlib.Path(np_first))
+    times, cpu, compared = measure(runs, args.repeat, args.tmp)
     base = statistics.median(times["numpy loop (gen_data.py)"])
     print(f"{POINTS} cases from {SWEEP.relative_to(HERE.parent)}, {args.repeat} runs each, wall clock including "
           f"interpreter start, writing to {args.tmp or tempfile.gettempdir()} ({os.cpu_count()} cores, load "
@@ -142,6 +120,67 @@ def main(argv=None) -> int:
     if args.breakdown:
         breakdown(POINTS, args.repeat, args.tmp)
     return 0
+
+
+def _prepare(no_bytecode: bool = False) -> None:
+    """The measured commands' environment (bytecode cache on unless ``no_bytecode``), its caches filled."""
+    from startenv import cold_env, warm_env
+
+    _ENV.clear()
+    _ENV.update(cold_env() if no_bytecode else warm_env())
+    subprocess.run([sys.executable, "-c", "import fastcopy.golden.batch, fastcopy.cli.batch, fastcopy.cli.progress"],
+                   capture_output=True, env=_ENV)  # (untimed: the bytecode cache filled)
+    subprocess.run([sys.executable, "-m", "fastcopy", "warmup"], capture_output=True, env=_ENV)  # numba cache
+
+
+def measure(runs: dict, repeat: int, tmp: str | None) -> tuple:
+    """``runs``: name -> (output folder -> command). Each run ``repeat`` times, interleaved, into fresh folders;
+    returns (wall seconds per name, CPU seconds per name, files compared between the first ``--jobs 1`` run and the
+    first numpy loop: byte-identical or SystemExit)."""
+    times = {k: [] for k in runs}
+    cpu = {k: [] for k in runs}
+    firsts = {}
+    with tempfile.TemporaryDirectory(prefix="fastcopy-bench-", dir=tmp) as root:
+        for r in range(repeat):
+            for name, cmd in runs.items():
+                out = os.path.join(root, f"{r}-{len(times[name])}-{abs(hash(name))}")
+                wall, used = _wall(cmd(out))
+                times[name].append(wall)
+                cpu[name].append(used)
+                if r == 0 and name in ("fastcopy batch --jobs 1", "numpy loop (gen_data.py)"):
+                    firsts[name] = out
+                else:
+                    for d in (out, out + "a", out + "b"):
+                        shutil.rmtree(d, ignore_errors=True)
+        compared = _same_bytes(pathlib.Path(firsts["fastcopy batch --jobs 1"]),
+                               pathlib.Path(firsts["numpy loop (gen_data.py)"]))
+    return times, cpu, compared
+
+
+def rows(repeat: int = 3) -> list:
+    """bench/report.py's rows: ``fastcopy batch`` of the 1000 points, --jobs 1 and 2, against the numpy loop and
+    two numpy loops at once (interleaved medians, whole processes, bytecode cache on, /dev/shm where there is one)."""
+    _prepare()
+    tmp = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    runs = {"fastcopy batch --jobs 1": lambda o: _fastcopy_cmd(1, o),
+            "fastcopy batch --jobs 2": lambda o: _fastcopy_cmd(2, o),
+            "numpy loop (gen_data.py)": _numpy_cmd,
+            "2 numpy loops at once": lambda o: (_numpy_cmd(o + "a"), _numpy_cmd(o + "b"))}
+    times, cpu, _ = measure(runs, repeat, tmp)
+    med = {k: statistics.median(v) for k, v in times.items()}
+    j1, j2, one, two = (med[k] for k in runs)
+    mcpu = {k: statistics.median(v) for k, v in cpu.items()}
+
+    def row(name, value, target="", met=None):
+        verdict = "" if met is None else ("met" if met else "NOT met")
+        return f"| {name:60} | {value:>18} | {target:>10} | {verdict:>7} |"
+
+    return [row("fastcopy batch, 1000 small cases, --jobs 1 (x numpy loop)", f"{j1:.2f} s {one / j1:.2f}x", ">= 1.0x",
+                one / j1 >= 1.0),
+            row("fastcopy batch --jobs 2 (x --jobs 1)", f"{j2:.2f} s {j1 / j2:.2f}x", ">= 1.6x", j1 / j2 >= 1.6),
+            row("  (numpy loop writing the same files; CPU s)", f"{one:.2f} s, {mcpu[list(runs)[2]]:.2f}"),
+            row("  (CPU s of fastcopy --jobs 1 / --jobs 2)", f"{mcpu[list(runs)[0]]:.2f} / {mcpu[list(runs)[1]]:.2f}"),
+            row("  (2 numpy loops at once: throughput x one, the ceiling)", f"{2 * one / two:.2f}x")]
 
 
 def breakdown(points: int = POINTS, repeat: int = 5, tmp: str | None = None) -> None:

@@ -249,6 +249,9 @@ def sections(expr: str | None) -> list[str]:
          f"|{'-' * 62}|{'-' * 20}|{'-' * 12}|{'-' * 9}|")
     emit(*call_overhead(), *startup())
     if not expr:
+        import bench_batch
+
+        emit(*bench_batch.rows())
         import plan_floor
 
         emit("", "Where the first call of new parameters spends its time (bench/plan_floor.py):", "")
