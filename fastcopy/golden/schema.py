@@ -238,6 +238,24 @@ def fixpipe_config(value: dict):
     return fastcopy.FixpipeConfig(fastcopy.CO2Layout[value["format"]], value["isToUB"])
 
 
+def _param_forms(spec: ApiSpec) -> tuple:
+    """``(every key the API's params take, [(form, its required keys, its keys)])`` (made once per spec)."""
+    got = _FORMS_OF.get(id(spec))
+    if got is None or got[0] is not spec:
+        known = frozenset({k.rstrip("?") for form in spec.forms for k in form} | set(spec.keywords))
+        forms = [(f, frozenset(k.rstrip("?") for k in f if not k.endswith("?")), frozenset(k.rstrip("?") for k in f))
+                 for f in spec.forms]
+        got = _FORMS_OF[id(spec)] = (spec, known, forms)
+    return got[1], got[2]
+
+
+_FORMS_OF: dict = {}  # id(ApiSpec) -> (the spec, known keys, forms)
+
+
+#: product names a case used -> the Product (Product.get walks the enum; a sweep asks once per point)
+_PRODUCT_NAMES: dict = {}
+
+
 # ------------------------------------------------------------------------------------------------ programs
 @dataclass(frozen=True)
 class Ref:
@@ -569,6 +587,7 @@ class Compiler:
         self.loop_env = {}
         self.names["block_idx"] = 0
         outputs = self.outputs(self.require(doc, "outputs", "", "a list of buffer names"), by_name)
+        self.check_files(buffers, outputs)
         if blocks > 1:
             local = [o.buffer for o in outputs if not by_name[o.buffer].gm]
             if local:
@@ -580,8 +599,12 @@ class Compiler:
 
     def product(self, raw, path) -> Product:
         v = self.string(raw, path, "a product name")
+        known = _PRODUCT_NAMES.get(v)
+        if known is not None:
+            return known
         try:
-            return Product.get(v)
+            known = _PRODUCT_NAMES[v] = Product.get(v)
+            return known
         except FastCopyError:
             raise self.error(path, f"unknown product {v!r}{_suggest(v, [p.name for p in Product])}; expected "
                                    f"one of: {_products()}") from None
@@ -943,16 +966,15 @@ class Compiler:
         return Ref(name, offset)
 
     def params(self, api: str, spec: ApiSpec, params: dict, path: str, dtype):
-        known = {k.rstrip("?") for form in spec.forms for k in form} | set(spec.keywords)
+        known, forms = _param_forms(spec)
         for k in params:
             if k not in known:
                 what = "struct" if struct_class(k) else "parameter"
                 raise self.error(f"{path}.{k}", f"{api} takes no {what} {k!r}{_suggest(k, known)}; expected "
                                                 f"{_forms(api, spec)}")
         positional = [k for k in params if k not in spec.keywords]
-        form = next((f for f in spec.forms
-                     if {k.rstrip("?") for k in f if not k.endswith("?")} <= set(positional) <= {k.rstrip("?")
-                                                                                            for k in f}), None)
+        given = set(positional)
+        form = next((f for f, required, allowed in forms if required <= given <= allowed), None)
         if form is None:
             given = ", ".join(positional) or "nothing"
             raise self.error(path, f"{api} got {given}; expected {_forms(api, spec)}")
@@ -1221,14 +1243,19 @@ class Compiler:
         for name, opt in zip(names, opts):
             base = opt.pop("file", None) or ("golden" if len(names) == 1 else name)
             out.append(OutputSpec(name, f"output/{base}.bin", f"output/{base}.mask.bin", **opt))
-        files = [f"input/{b.file}.bin" for b in buffers.values() if b.gm and b.init is not None]
-        for o in out:
+        return out
+
+    def check_files(self, buffers, outputs) -> None:
+        """Every file the program writes (inputs, outputs, masks, the manifest) is distinct. Apart from
+        :meth:`outputs`, which then reads only the buffers it names (a sweep template reuses it while those stay
+        the same)."""
+        files = [f"input/{b.file}.bin" for b in buffers if b.gm and b.init is not None]
+        for o in outputs:
             files += [o.file, o.mask]
         try:
             check_collisions(files + ["manifest.json"])
         except GoldenWriteError as exc:
             raise self.error("outputs", str(exc)) from None
-        return out
 
 
 def _rule_options(rule: str) -> dict:
