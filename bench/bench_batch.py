@@ -198,7 +198,8 @@ def breakdown(points: int = POINTS, repeat: int = 5, tmp: str | None = None) -> 
     results = [run_program(p, reuse=True) for p in progs]  # warm: kernels, plans of every point
     rows = {"compile (case.point)": [], "run (run_program, reused TPipe)": [], "write (write_result)": [],
             "numpy loop (gen_data.py), whole point": [],
-            "floor: the 2 DataCopy calls alone": []}
+            "floor: the 2 DataCopy calls alone": [],
+            "run, every plan new (as in a batch)": [], "floor, every plan new": []}
     import numpy as np
 
     import fastcopy as fc
@@ -239,12 +240,29 @@ def breakdown(points: int = POINTS, repeat: int = 5, tmp: str | None = None) -> 
             t = time.perf_counter()
             api_only()
             rows["floor: the 2 DataCopy calls alone"].append(time.perf_counter() - t)
+            _forget_plans()
+            t = time.perf_counter()
+            [run_program(p, reuse=True) for p in progs]
+            rows["run, every plan new (as in a batch)"].append(time.perf_counter() - t)
+            _forget_plans()
+            t = time.perf_counter()
+            api_only()
+            rows["floor, every plan new"].append(time.perf_counter() - t)
             shutil.rmtree(out)
             shutil.rmtree(npout)
-    print(f"per point, median of {repeat} passes over {points} points (one warm process, plans cached, load "
-          f"average {os.getloadavg()[0]:.2f})")
+    print(f"per point, median of {repeat} passes over {points} points (one warm process, plans cached unless "
+          f"said, load average {os.getloadavg()[0]:.2f})")
     for name, ts in rows.items():
         print(f"  {name:<40} {statistics.median(ts) / points * 1e3:7.3f} ms")
+
+
+def _forget_plans() -> None:
+    """Empty DataCopy's plan caches (a batch's points are new parameters: every call plans)."""
+    from fastcopy.ops import datacopy
+
+    for f in vars(datacopy).values():
+        if hasattr(f, "cache_clear"):
+            f.cache_clear()
 
 
 # ------------------------------------------------------------------------------------------- pytest-benchmark
