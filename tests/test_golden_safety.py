@@ -102,6 +102,17 @@ def test_output_data_and_mask_files_cannot_collide(tmp_path):
     assert not (tmp_path / "o").exists()
 
 
+def test_a_collision_at_one_sweep_point_is_refused_at_that_point():
+    """The file list is checked at every point (apart from the outputs section the sweep template reuses)."""
+    outs = '[{buffer = "yGm", file = ["a", "x"]}, {buffer = "xGm", file = "x.mask"}]'
+    case = load_case_text(case_text(outputs=outs))
+    assert len(case) == 2
+    for _ in range(2):  # (a point compiled again, the template warm)
+        case.point(0)
+        with pytest.raises(CaseError, match="two files would be written to 'output/x.mask.bin'"):
+            case.point(1)
+
+
 def test_collisions_on_a_case_insensitive_disk_are_refused():
     outs = '[{buffer = "yGm", file = "Res"}, {buffer = "xGm", file = "res"}]'
     with pytest.raises(CaseError, match="case-insensitive"):
