@@ -180,3 +180,25 @@ def test_transpose_streaming_runs_of_any_line_phase(burst, na, nc, nb, gap_d, ga
     want = _expected(dst, 48, src, 7, burst, batch, a, c, b_range, a_range)
     transpose_blocks(dst, 48, src, 7, pack_transpose(burst, batch, a, c, (tile_a, tile_c), True, b_range + a_range))
     assert np.array_equal(dst, want)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("nb, na, tile_a", [(1, 256, 128), (1, 512, 128), (1, 4096, 128), (1, 200, 128),
+                                            (1, 3, 128), (1, 1, 128), (3, 100, 32), (300, 2, 128), (1, 129, 1)])
+def test_layout_chunks_cover_in_whole_tiles(monkeypatch, threads, nb, na, tile_a):
+    """The threads' pieces of a transpose cover its range once, in order, each (but the last) whole tiles of
+    ``tile_a`` unless that would leave a thread without a piece; a big step gives every thread one."""
+    from fastcopy import config
+    from fastcopy.dma import lower
+
+    monkeypatch.setattr(config, "THREADS", threads)
+    chunks = lower._layout_chunks(nb, na, 64 << 20, tile_a)
+    along_b = nb > na
+    spans = [(c[0], c[1]) if along_b else (c[2], c[3]) for c in chunks]
+    assert spans[0][0] == 0 and spans[-1][1] == (nb if along_b else na)
+    assert all(p[1] == q[0] for p, q in zip(spans, spans[1:])) and all(lo < hi for lo, hi in spans)
+    assert all((0, nb) == (c[0], c[1]) for c in chunks) or all((0, na) == (c[2], c[3]) for c in chunks)
+    assert len(chunks) >= min(threads, nb if along_b else na)
+    if not along_b:
+        unit = max(1, min(tile_a, na // threads))
+        assert all((hi - lo) % unit == 0 for lo, hi in spans[:-1])

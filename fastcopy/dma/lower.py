@@ -179,7 +179,7 @@ def match_kernel(step, src_residue: int, dst_residue: int):
     else:
         tiles = (config.LAYOUT_TILE_A_UNALIGNED, config.LAYOUT_TILE_C_UNALIGNED)
     nt = streams and nbytes >= config.NT_BYTES
-    chunks = _layout_chunks(batch[0], a[0], nbytes)
+    chunks = _layout_chunks(batch[0], a[0], nbytes, tiles[0])
     metas = tuple(np.stack([abi.pack_transpose(burst, batch, a, c, tiles, nt, ch) for ch in chunks]))
     return (KStep("transpose", 1, step.dst_offs, step.src_offs, burst, (batch, a, c), np.uint64(0), True, step,
                   chunks, (), metas),)
@@ -229,11 +229,13 @@ def _pieces(n: int, nbytes: int, align: int = 1) -> list:
     return [(lo, min(lo + size, n)) for lo in range(0, n, size)]
 
 
-def _layout_chunks(nb: int, na: int, nbytes: int) -> tuple:
-    """``(b_lo, b_hi, a_lo, a_hi)`` per piece: along ``a``, or along the batch if it is longer."""
+def _layout_chunks(nb: int, na: int, nbytes: int, tile_a: int = 1) -> tuple:
+    """``(b_lo, b_hi, a_lo, a_hi)`` per piece: along ``a`` in whole tiles of ``tile_a`` where that still gives
+    every thread a piece (fewer pieces rather than narrower tiles: the 256 block columns of a 4096-wide half
+    ``to_nz`` go in two pieces of 128, not four of 64), or along the batch if it is longer."""
     if nb > na:
         return tuple((lo, hi, 0, na) for lo, hi in _pieces(nb, nbytes))
-    return tuple((0, nb, lo, hi) for lo, hi in _pieces(na, nbytes))
+    return tuple((0, nb, lo, hi) for lo, hi in _pieces(na, nbytes, max(1, min(tile_a, na // config.THREADS))))
 
 
 def _dense_step(step, burst: int) -> KStep:

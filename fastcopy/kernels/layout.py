@@ -19,6 +19,9 @@ from numba.extending import intrinsic
 
 from .intrinsics import memcpy_units
 
+#: how far ahead of its stores copy_dense prefetches the source (bytes; measured 512 > 1024 > 2048 on the VM)
+DENSE_AHEAD = 512
+
 def _vector_copy(nbytes: int, nontemporal: bool):
     """An intrinsic ``(dst, d, src, s)``: ``dst[d:d+nbytes] = src[s:s+nbytes]`` (uint8 arrays) as one vector load
     (unaligned) and one store, non-temporal (``dst`` + ``d`` then aligned to ``nbytes``) or regular."""
@@ -46,6 +49,7 @@ def _vector_copy(nbytes: int, nontemporal: bool):
 copy32 = _vector_copy(32, False)
 copy32_nt = _vector_copy(32, True)
 copy16 = _vector_copy(16, False)
+copy64_nt = _vector_copy(64, True)
 
 
 @intrinsic
@@ -57,6 +61,23 @@ def store_fence(typingctx):
         fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), []),
                                             "llvm.x86.sse.sfence")
         builder.call(fn, [])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def prefetch(typingctx, arr, i):
+    """``prefetcht0`` of ``arr[i]`` (a hint: never faults, whatever the address)."""
+    sig = types.void(arr, types.intp)
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        p = builder.bitcast(builder.gep(ary.data, [args[1]]), ir.IntType(8).as_pointer())
+        i32 = ir.IntType(32)
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(ir.VoidType(), [p.type, i32, i32, i32]),
+                                            "llvm.prefetch.p0i8")
+        builder.call(fn, [p, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
         return context.get_dummy_value()
 
     return sig, codegen
@@ -232,15 +253,14 @@ def _dense(dst, d, src, s, n, nt):
     memcpy_units(dst, d, src, s, head)
     k = head
     end = n - 128
-    while k <= end:
-        copy32_nt(dst, d + k, src, s + k)
-        copy32_nt(dst, d + k + 32, src, s + k + 32)
-        copy32_nt(dst, d + k + 64, src, s + k + 64)
-        copy32_nt(dst, d + k + 96, src, s + k + 96)
+    while k <= end:  # a line per store; the source read ahead (measured: 32 MiB on 2 threads, 32-byte stores
+        prefetch(src, s + k + DENSE_AHEAD)  # 4.1 ms, 64-byte 3.6 ms, and prefetching 512 bytes ahead 2.6 ms)
+        prefetch(src, s + k + DENSE_AHEAD + 64)
+        copy64_nt(dst, d + k, src, s + k)
+        copy64_nt(dst, d + k + 64, src, s + k + 64)
         k += 128
     while k + 64 <= n:
-        copy32_nt(dst, d + k, src, s + k)
-        copy32_nt(dst, d + k + 32, src, s + k + 32)
+        copy64_nt(dst, d + k, src, s + k)
         k += 64
     memcpy_units(dst, d + k, src, s + k, n - k)
 
