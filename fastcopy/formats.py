@@ -14,22 +14,22 @@ from __future__ import annotations
 import math
 import operator
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
 from .dtypes import as_dtype
 from .errors import ParamError, UnsupportedError
 from .integers import as_int
-from .memory import Memory, TensorSig, aligned_empty
+from .memory import Memory, aligned_empty
 from .params import Nd2NzParams, Nz2NdParamsFull
 from .dma.lower import make_plan
 from .dma.steps import Fill, Move
-from .products import Phys, TPosition
+from .products import Phys
 
 BLK = 32
 ROWS = 16  # rows per fractal (N0)
 NZ2ND_FRACTAL = 16  # NZ2ND fractal columns are 16 elements wide for every dtype (semantics.md §6.1)
-_U8 = np.dtype(np.uint8)
 
 
 def _dtype(dtype, api: str) -> np.dtype:
@@ -66,9 +66,14 @@ def nz_shape(shape, dtype, c0=None) -> tuple:
     return (*shape[:-2], -(-cols // c0), -(-rows // ROWS), ROWS, c0)
 
 
-def _out(out, shape, dt, api: str, a: np.ndarray) -> np.ndarray:
+#: to_nz allocates outputs smaller than this zeroed, and its plan for them leaves out the zero pads (fewer steps to
+#: plan and run); larger outputs are allocated uninitialised (zeroing them would be a pass over memory of its own)
+ZEROED_BYTES = 1 << 16
+
+
+def _out(out, shape, dt, api: str, a: np.ndarray, zero: bool = False) -> np.ndarray:
     if out is None:
-        return aligned_empty(math.prod(shape) * dt.itemsize, shape, dt)
+        return aligned_empty(math.prod(shape) * dt.itemsize, shape, dt, zero=zero)
     if not isinstance(out, np.ndarray) or out.shape != tuple(shape) or out.dtype != dt or not out.flags.c_contiguous \
             or not out.flags.writeable:
         got = f"{out.shape} {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
@@ -86,9 +91,10 @@ class _Raw:
 
     __slots__ = ("data", "mod", "offset", "_memory")
 
-    def __init__(self, data: np.ndarray):
+    def __init__(self, data: np.ndarray, mod: int | None = None):
         self.data, self.offset, self._memory = data, 0, None
-        self.mod = data.ctypes.data % 64  # host address residue: which unsigned views fit (as Memory.addr0)
+        # the host address residue (which unsigned views fit, as Memory.addr0); given for arrays allocated here
+        self.mod = data.ctypes.data % 64 if mod is None else mod
 
     @property
     def memory(self) -> Memory:
@@ -97,31 +103,57 @@ class _Raw:
         return self._memory
 
     @property
-    def _sig(self) -> TensorSig:
+    def _sig(self) -> _Extent:
         """The signature a plan over this array is made for (the array's bytes, its host residue)."""
         return _sig(self.data.size, self.mod)
 
 
-def _raw(a: np.ndarray) -> _Raw:
-    return _Raw(a.reshape(-1).view(np.uint8))
+def _raw(a: np.ndarray, mod: int | None = None) -> _Raw:
+    return _Raw(a.reshape(-1).view(np.uint8), mod)
 
 
-def _sig(nbytes: int, host_mod: int) -> TensorSig:
-    return TensorSig(TPosition.GM, Phys.GM, _U8, nbytes, 0, host_mod)
+class _Extent(NamedTuple):
+    """What a plan over a whole array depends on of it, the two fields :func:`make_plan` reads of a
+    :class:`fastcopy.memory.TensorSig`: its bytes and host address residue (a new shape makes no interned signature)."""
+
+    nbytes: int
+    host_mod: int
+
+
+def _sig(nbytes: int, host_mod: int) -> _Extent:
+    return _Extent(nbytes, host_mod)
 
 
 def to_nz_call(array, c0=None, out=None) -> tuple:
     """Check a :func:`fastcopy.api.to_nz` call: ``(out, plan, dst, src)``, ``plan`` None when nothing moves."""
     a = np.asarray(array)
-    dt = _dtype(a.dtype, "to_nz")
-    c0 = _c0(c0, dt, "to_nz")
-    batch, rows, cols = _split(a.shape, "to_nz")
+    geometry = _to_nz_geometry if c0 is None or type(c0) is int else _to_nz_geometry.__wrapped__
+    dt, c0, batch, rows, cols, shape, small = geometry(a.shape, a.dtype, c0)
     a = np.ascontiguousarray(a)
-    out = _out(out, nz_shape(a.shape, dt, c0), dt, "to_nz", a)
+    zeroed = out is None and small  # (then no pads to write)
+    out = _out(out, shape, dt, "to_nz", a, zeroed)
     if not out.size:
         return out, None, None, None
-    src, dst = _raw(a), _raw(out)
-    return out, _to_nz_plan(batch, rows, cols, dt.itemsize, c0, src.mod, dst.mod), dst, src
+    src, dst = _raw(a), _raw(out, 0 if zeroed else None)  # (aligned_empty: on a 64-byte boundary)
+    return out, _to_nz_plan(batch, rows, cols, dt.itemsize, c0, src.mod, dst.mod, zeroed), dst, src
+
+
+@lru_cache(maxsize=1024)
+def _to_nz_geometry(shape: tuple, dtype, c0) -> tuple:
+    """The checks of a to_nz call on a ``shape`` / ``dtype`` array: ``(dtype, C0, batch, rows, cols, NZ shape,
+    whether a fresh output is small enough to allocate zeroed)``; remembered (errors raise every time)."""
+    dt = _dtype(dtype, "to_nz")
+    c0 = _c0(c0, dt, "to_nz")
+    batch, rows, cols = _split(shape, "to_nz")
+    nzs = nz_shape(shape, dt, c0)
+    return dt, c0, batch, rows, cols, nzs, math.prod(nzs) * dt.itemsize < ZEROED_BYTES
+
+
+@lru_cache(maxsize=1024)
+def _from_nz_geometry(shape: tuple, dt: np.dtype, c0: int) -> tuple:
+    """``(batch, rows, cols, NZ shape)`` of a from_nz call (``shape`` normalised, ``dt`` and ``c0`` checked);
+    remembered (errors raise every time)."""
+    return (*_split(shape, "from_nz"), nz_shape(shape, dt, c0))
 
 
 def from_nz_call(array, shape, c0=None, out=None) -> tuple:
@@ -138,23 +170,23 @@ def from_nz_call(array, shape, c0=None, out=None) -> tuple:
         raise ParamError(f"from_nz: shape={shape!r} must be a tuple of integers (..., rows, cols)") from exc
     if any(s < 0 for s in shape):
         raise ParamError(f"from_nz: shape={shape} has a negative dimension")
-    batch, rows, cols = _split(shape, "from_nz")
-    want = nz_shape(shape, dt, c0)
+    batch, rows, cols, want = _from_nz_geometry(shape, dt, c0)
     if a.size != math.prod(want):
         raise ParamError(f"from_nz: the FRACTAL_NZ form of a {shape} {dt} array with C0={c0} has shape {want} "
                          f"({math.prod(want)} elements); got an array of shape {a.shape} ({a.size} elements)")
     a = np.ascontiguousarray(a)
+    fresh = out is None
     out = _out(out, shape, dt, "from_nz", a)
     if not out.size:
         return out, None, None, None
-    src, dst = _raw(a), _raw(out)
+    src, dst = _raw(a), _raw(out, 0 if fresh else None)  # (aligned_empty: on a 64-byte boundary)
     return out, _from_nz_plan(batch, rows, cols, dt.itemsize, c0, src.mod, dst.mod), dst, src
 
 
 @lru_cache(maxsize=256)
-def _to_nz_plan(batch, rows, cols, es, c0, src_mod, dst_mod):
+def _to_nz_plan(batch, rows, cols, es, c0, src_mod, dst_mod, zeroed=False):
     """Loops (batch, column block, row): the destination is written sequentially. ``*_mod``: host address
-    residues (which unsigned views fit)."""
+    residues (which unsigned views fit). ``zeroed``: the destination is all 0 already (the pads are not written)."""
     n16 = -(-rows // ROWS) * ROWS
     nfull, rem = divmod(cols, c0)
     nblk = nfull + (rem > 0)
@@ -166,10 +198,12 @@ def _to_nz_plan(batch, rows, cols, es, c0, src_mod, dst_mod):
     zero = b"\0" * es
     if rem:
         steps.append(Move((nfull * blk,), (nfull * col,), rem * es, ((batch, sb, db), (rows, cols * es, blk))))
-        steps.append(Fill((nfull * col + rem * es,), blk - rem * es, ((batch, db), (rows, blk)), zero))
-    if n16 > rows:
+        if not zeroed:
+            steps.append(Fill((nfull * col + rem * es,), blk - rem * es, ((batch, db), (rows, blk)), zero))
+    if n16 > rows and not zeroed:
         steps.append(Fill((rows * blk,), (n16 - rows) * blk, ((batch, db), (nblk, col)), zero))
-    return make_plan("to_nz", steps, _sig(batch * rows * cols * es, src_mod), _sig(batch * nblk * col, dst_mod))
+    return make_plan("to_nz", steps, _sig(batch * rows * cols * es, src_mod), _sig(batch * nblk * col, dst_mod),
+                     marks=False)  # (whole arrays, all defined: no definedness plane to mark)
 
 
 @lru_cache(maxsize=256)
@@ -185,7 +219,8 @@ def _from_nz_plan(batch, rows, cols, es, c0, src_mod, dst_mod):
         steps.append(Move((0,), (0,), blk, ((batch, sb, db), (nfull, col, blk), (rows, blk, cols * es))))
     if rem:
         steps.append(Move((nfull * col,), (nfull * blk,), rem * es, ((batch, sb, db), (rows, blk, cols * es))))
-    return make_plan("from_nz", steps, _sig(batch * nblk * col, src_mod), _sig(batch * rows * cols * es, dst_mod))
+    return make_plan("from_nz", steps, _sig(batch * nblk * col, src_mod), _sig(batch * rows * cols * es, dst_mod),
+                     marks=False)
 
 
 # ----------------------------------------------------------------------------------------------- param helpers

@@ -202,8 +202,7 @@ def test_raw_runner_refuses_what_needs_the_general_runner():
     from fastcopy.dma import run
 
     a = np.arange(17 * 20, dtype=np.float16).reshape(17, 20)
-    out, plan, dst, src = formats.to_nz_call(a)
-    out[...] = 7
+    out, plan, dst, src = formats.to_nz_call(a, None, np.full(nz_shape(a.shape, a.dtype), 7, a.dtype))
     before = out.copy()
     for bad in (plan._replace(warnings=("w",)), plan._replace(effects=(object(),)), plan._replace(exact=True),
                 plan._replace(write=(0, out.nbytes + 1))):
@@ -244,3 +243,20 @@ def test_raw_runner_views_start_on_unit_boundaries(mod):
         want[k + 8 + 32 * i:k + 24 + 32 * i] = src[k + 24 * i:k + 16 + 24 * i]
     want[k + 104:k + 112] = 5
     assert np.array_equal(dst, want)
+
+
+def test_fresh_small_outputs_are_zeroed_and_their_pads_not_written():
+    """to_nz allocates a small output zeroed and plans no pad fills for it; into out= (any bytes) and for large
+    outputs (allocated uninitialised) the plan writes the pads."""
+    from fastcopy import formats
+    from fastcopy.dma.steps import Fill
+
+    a = np.arange(17 * 20, dtype=np.float16).reshape(17, 20)
+    out, plan, _, _ = formats.to_nz_call(a)
+    assert not any(isinstance(s, Fill) for s in plan.steps) and _same_bits(to_nz(a), numpy_to_nz(a, 16))
+    _, plan, _, _ = formats.to_nz_call(a, None, np.full(out.shape, 9, a.dtype))
+    assert sum(isinstance(s, Fill) for s in plan.steps) == 2
+    big = np.ones((100, 330), np.float16)  # (an output of 7 x 112 x 16 halves: above ZEROED_BYTES)
+    out, plan, _, _ = formats.to_nz_call(big)
+    assert out.nbytes >= formats.ZEROED_BYTES and any(isinstance(s, Fill) for s in plan.steps)
+    assert _same_bits(to_nz(big), numpy_to_nz(big, 16))

@@ -72,9 +72,10 @@ def test_lower_small_is_the_general_lowering(step, src_res, dst_res):
 
 @settings(max_examples=300, deadline=None)
 @given(steps=st.lists(st.one_of(moves(), fills()), min_size=1, max_size=3), src_res=st.integers(0, 63),
-       dst_res=st.integers(0, 63), room=st.integers(-64, 1 << 12), warn=st.booleans())
-def test_make_plan_is_the_general_plan(steps, src_res, dst_res, room, warn):
-    """Random small programs (and tensors a little too small: the same OutOfBoundsError)."""
+       dst_res=st.integers(0, 63), room=st.integers(-64, 1 << 12), warn=st.booleans(), marks=st.booleans())
+def test_make_plan_is_the_general_plan(steps, src_res, dst_res, room, warn, marks):
+    """Random small programs (and tensors a little too small: the same OutOfBoundsError); ``marks=False``
+    (destinations without a definedness plane): the same plan without plane marks."""
     steps = tuple(s for s in steps if not (isinstance(s, Fill) and s.pattern is not None
                                           and len(set(s.pattern)) > 1))  # (narrow patterns go exact)
     if not steps:
@@ -82,13 +83,18 @@ def test_make_plan_is_the_general_plan(steps, src_res, dst_res, room, warn):
     warnings = ("a warning",) if warn else ()
     src, dst = sig(max(0, 4096 + room), src_res), sig(max(0, 4096 + room), dst_res)
     try:
-        ref = general_plan("T", steps, src, dst, warnings, small=False)
+        ref = general_plan("T", steps, src, dst, warnings, small=False, marks=marks)
     except OutOfBoundsError as exc:
         with pytest.raises(OutOfBoundsError) as got:
-            make_plan("T", steps, src, dst, warnings)
+            make_plan("T", steps, src, dst, warnings, marks=marks)
         assert str(got.value) == str(exc)
         return
-    assert same(make_plan("T", steps, src, dst, warnings), ref)
+    plan = make_plan("T", steps, src, dst, warnings, marks=marks)
+    assert same(plan, ref)
+    if not marks:
+        with_marks = make_plan("T", steps, src, dst, warnings)
+        assert all(ks.mark == () for ks in plan.ksteps)
+        assert same(plan.ksteps, tuple(ks._replace(mark=()) for ks in with_marks.ksteps))
 
 
 @settings(max_examples=300, deadline=None)
@@ -148,3 +154,93 @@ def test_a_direct_builder_bug_is_caught_at_planning(monkeypatch, steps):
     monkeypatch.setattr(lower_mod, "KStep", shifted)
     with pytest.raises(OutOfBoundsError, match="internal error"):
         make_plan("test", steps, sig(128, 0), sig(128, 0))
+
+
+def _verdict(fn, *args):
+    try:
+        fn(*args)
+    except Exception as exc:  # noqa: BLE001 (the verdict is the error's type and message)
+        return type(exc), str(exc)
+    return None
+
+
+_POS = [(TPosition.GM, Phys.GM), (TPosition.VECIN, Phys.UB), (TPosition.VECOUT, Phys.UB), (TPosition.A1, Phys.L1)]
+_DTS = [np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.uint64)]
+
+
+#: (src, dst) positions of paths the ops take
+_PATHS = [(_POS[0], _POS[1]), (_POS[2], _POS[0]), (_POS[0], _POS[3]), (_POS[1], _POS[3])]
+
+
+def _changed(t: TensorSig):
+    """``t`` with one field changed, every way the rules could tell apart (and the ways they must not)."""
+    f = {k: getattr(t, k) for k in ("position", "phys", "dtype", "nbytes", "addr_mod", "host_mod")}
+    alts = [("nbytes", t.nbytes + 64), ("host_mod", (t.host_mod + 8) % 64)]
+    alts += [("addr_mod", m) for m in (1, 2, 4, 16, 32, 64) if m != t.addr_mod]
+    alts += [("dtype", d) for d in _DTS if d != t.dtype]
+    alts += [("position", p) for p in _POS if p[0] != t.position]
+    for field, v in alts:
+        g = dict(f)
+        if field == "position":
+            g["position"], g["phys"] = v
+        else:
+            g[field] = v
+        yield TensorSig(g["position"], g["phys"], g["dtype"], g["nbytes"], g["addr_mod"], g["host_mod"])
+
+
+@pytest.mark.parametrize("op", ["nd2nz", "nz2nd", "pad", "slice", "datacopy"])
+def test_remembered_rule_verdicts_are_the_rules(op):
+    """Path, dtype and alignment verdicts are remembered per rules_key (the call without the tensors' extents and
+    host residues): a call checked right after one that passed, differing from it in one field of one tensor,
+    gets exactly the verdict of a fresh check (the same error, or none); every op, path, side and field."""
+    from fastcopy.ops import common, datacopy
+    from fastcopy.products import DATACOPYPAD_PATHS, ND2NZ_PATHS, NZ2ND_PATHS, SLICE_PATHS, Product
+
+    product = Product.ATLAS_A2
+    table = {"nd2nz": ND2NZ_PATHS, "nz2nd": NZ2ND_PATHS, "pad": DATACOPYPAD_PATHS, "slice": SLICE_PATHS}.get(op)
+    rule = {"nd2nz": "Nd2Nz", "nz2nd": "Nz2Nd", "pad": "DataCopyPad", "slice": "Slice"}.get(op)
+
+    def check(src, dst):
+        call = common.Call(f"API({op})", product, src, dst)
+        if op == "datacopy":
+            return _verdict(datacopy._check_common, call)
+        return _verdict(common.check_operands, call, table, rule)
+
+    def clear():
+        common._OPERANDS_OK.clear()
+        datacopy._COMMON_OK.clear()
+
+    checked = 0
+    for (sp, dp) in _PATHS:
+        for dt in _DTS:
+            a = (TensorSig(*sp, dt, 256, 0, 0), TensorSig(*dp, dt, 256, 0, 0))
+            clear()
+            if check(*a) is not None:
+                continue  # (not a path / dtype of this op)
+            for side in (0, 1):
+                for t in _changed(a[side]):
+                    b = (t, a[1]) if side == 0 else (a[0], t)
+                    clear()
+                    fresh = check(*b)
+                    clear()
+                    check(*a)
+                    assert check(*b) == fresh, (a, b)
+                    checked += 1
+    assert checked > 0
+
+
+@settings(max_examples=400, deadline=None)
+@given(burst=st.integers(0, 40), loops=st.lists(st.tuples(st.integers(0, 5), st.integers(-60, 60)), max_size=3),
+       offs=st.lists(st.integers(0, 100), min_size=1, max_size=3).map(tuple))
+def test_lattice_overlaps_is_exact_on_small_lattices(burst, loops, offs):
+    """The overlap test (analytic fast paths, then enumeration) against every byte written, counted."""
+    from fastcopy.dma.steps import lattice_overlaps
+
+    starts = list(offs)
+    for c, s in loops:
+        starts = [x + i * s for x in starts for i in range(c)]
+    hits = {}
+    for x in starts:
+        for k in range(burst):
+            hits[x + k] = hits.get(x + k, 0) + 1
+    assert lattice_overlaps(burst, tuple(loops), offs) == any(n > 1 for n in hits.values())

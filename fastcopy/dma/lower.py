@@ -19,7 +19,7 @@ from .. import config
 from ..errors import OutOfBoundsError
 from . import abi
 from .abi import MAX_LOOPS
-from .steps import Convert, Fill, Move, check_span, step_spans, written
+from .steps import Convert, Fill, Move, _extent, check_span, step_spans, written
 
 
 #: kernel steps of the layout kernels (byte views; packed by match_kernel)
@@ -540,22 +540,23 @@ def _single_burst(api: str, steps, src, dst, warnings):
     read, write = (s0, s0 + burst), (d0, d0 + burst)
     check_span(api, "read", read, src.nbytes, "source")
     check_span(api, "write", write, dst.nbytes, "destination")
-    src_res, dst_res = src.host_mod + s0, dst.host_mod + d0
-    w = _width((burst, src_res, dst_res))
+    g = gcd(burst, src.host_mod + s0, dst.host_mod + d0)  # the widest view (as _width)
+    w = 8 if g % 8 == 0 else 4 if g % 4 == 0 else 2 if g % 2 == 0 else 1
     doffs, soffs = _units((d0,), dst.host_mod, w), _units((s0,), src.host_mod, w)
     meta = abi.pack(burst // w, abi.NO_LOOPS, (0, 1, 0, 1), doffs, soffs)
-    ks = KStep("copy", w, doffs, soffs, burst // w, abi.NO_LOOPS, np.uint64(0), True,
-               step._replace(burst=burst, loops=()), ((0, 1, 0, 1),), (), (meta,))
+    ks = KStep("copy", w, doffs, soffs, burst // w, abi.NO_LOOPS, _ZERO64, True,
+               Move(step.src_offs, step.dst_offs, burst, ()), ((0, 1, 0, 1),), (), (meta,))
     _check_small(api, ks, write, dst.host_mod, True)
     _check_small(api, ks, read, src.host_mod, False)
     fast = None if warnings else (w, meta, write)
     return Plan(api, steps, (ks,), read, write, tuple(warnings), False, burst, True, (), fast, ())
 
 
-def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False, effects=()) -> Plan:
+def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False, effects=(), marks: bool = True) -> Plan:
     """Check every span against the tensors and lower the steps. ``src``/``dst`` are
     :class:`fastcopy.memory.TensorSig` (``src`` may be None for fill-only plans); ``exact``: the writes may
-    overlap (from :func:`fastcopy.dma.steps.writes_overlap`)."""
+    overlap (from :func:`fastcopy.dma.steps.writes_overlap`); ``marks=False``: the destination never has a
+    definedness plane (whole user arrays: to_nz / from_nz), so no plane marks are made for its copies."""
     steps = tuple(steps)
     if not steps:
         return Plan(api, (), (), None, None, tuple(warnings), False, 0, effects=tuple(effects))
@@ -563,11 +564,59 @@ def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False, effec
         plan = _single_burst(api, steps, src, dst, warnings)
         if plan is not None:
             return plan
-    return general_plan(api, steps, src, dst, warnings, exact, effects)
+    if not exact:
+        plan = _small_plan(api, steps, src, dst, warnings, effects, marks)
+        if plan is not None:
+            return plan
+    return general_plan(api, steps, src, dst, warnings, exact, effects, marks=marks)
+
+
+def _small_plan(api: str, steps: tuple, src, dst, warnings, effects, marks: bool = True):
+    """The plan of small Move / Fill steps that :func:`lower_small` all takes, in one pass over the steps (spans,
+    sizes, lowering), then the same checks and assembly as :func:`general_plan` (a test holds the two equal).
+    None, having raised nothing, when a step needs the general path (it then runs and raises what it raises)."""
+    src_res = src.host_mod if src is not None else 0
+    dst_res = dst.host_mod
+    read = write = None
+    nbytes = 0
+    defined_only = True
+    ksteps = []
+    for s in steps:
+        kind = type(s)
+        if kind is Move:
+            r = _extent(s.src_offs, s.burst, s.loops, 1)
+            read = r if read is None else (min(read[0], r[0]), max(read[1], r[1]))
+            w = _extent(s.dst_offs, s.burst, s.loops, 2)
+        elif kind is Fill:
+            if s.pattern is None:
+                defined_only = False
+            elif _narrow_pattern(s, dst_res):
+                return None  # (the exact path)
+            w = _extent(s.dst_offs, s.burst, s.loops, 1)
+        else:
+            return None
+        write = w if write is None else (min(write[0], w[0]), max(write[1], w[1]))
+        n = len(s.dst_offs) * s.burst
+        for lp in s.loops:
+            n *= lp[0]
+        nbytes += n
+        k = lower_small(s, src_res, dst_res)
+        if k is None:
+            return None
+        ksteps.append(k)
+    if read is not None:
+        check_span(api, "read", read, src.nbytes, "source")
+    check_span(api, "write", write, dst.nbytes, "destination")
+    for k in ksteps:  # what was lowered, checked from its fields against the spans
+        if k.kind == "copy":
+            _check_small(api, k, read, src_res, False)
+        _check_small(api, k, write, dst_res, True)
+    return _assemble(api, steps, tuple(ksteps), read, write, nbytes, defined_only, False, warnings, effects,
+                     dst_res, True, marks)
 
 
 def general_plan(api: str, steps: tuple, src, dst, warnings=(), exact: bool = False, effects=(),
-                 small: bool = True) -> Plan:
+                 small: bool = True, marks: bool = True) -> Plan:
     """:func:`make_plan` without the single-burst builder; ``small=False``: without :func:`lower_small`
     either (the reference the tests hold the direct builders to)."""
     read = write = None
@@ -609,9 +658,16 @@ def general_plan(api: str, steps: tuple, src, dst, warnings=(), exact: bool = Fa
             _check_lowered(api, ks, write, dst_res, True)
         if ks.kind == "copy":
             _check_lowered(api, ks, read, src_res, False)
+    return _assemble(api, steps, ksteps, read, write, nbytes, defined_only, exact, warnings, effects, dst_res,
+                     small, marks)
+
+
+def _assemble(api: str, steps: tuple, ksteps: tuple, read, write, nbytes: int, defined_only: bool, exact: bool,
+              warnings, effects, dst_res: int, small: bool, marks: bool = True) -> Plan:
+    """The Plan of lowered, checked kernel steps: density, the plane marks of copies, the hot-path arguments."""
     dense = not exact and defined_only and nbytes == write[1] - write[0]
     span_mark = ()
-    if not dense and not exact:  # per-copy plane marks (one per plan step, on its first kernel step)
+    if not dense and not exact and marks:  # per-copy plane marks (one per plan step, on its first kernel step)
         seen = set()
         marked = []
         for ks in ksteps:

@@ -201,12 +201,22 @@ def lattice_overlaps(burst: int, loops, offs=(0,)) -> bool:
     """Whether bursts of ``burst`` bytes at ``o + sum(i_k * stride_k)`` (``o`` in ``offs``, ``loops`` =
     ``((count, stride), ...)``) can share a byte: the analytic test first, then exact enumeration of the burst
     starts when there are at most ``config.OVERLAP_ENUM_BURSTS`` of them (conservatively True above)."""
-    loops = tuple((c, s) for c, s in loops if c != 1)
-    if any(c == 0 for c, _ in loops) or burst == 0 or not offs:
+    kept = []
+    for lp in loops:
+        if lp[0] != 1:
+            if lp[0] == 0:
+                return False  # (nothing is written)
+            kept.append(tuple(lp))
+    if burst == 0 or not offs:
         return False
-    if len(offs) == 1 and injective(burst, loops):
-        return False
-    return _enumerate([(offs, burst, loops)])
+    if len(offs) == 1:
+        if len(kept) == 1:  # (one loop, the common case: as injective)
+            c, s = kept[0]
+            if c < 2 or abs(s) >= burst:
+                return False
+        elif injective(burst, kept):
+            return False
+    return _enumerate([(offs, burst, tuple(kept))])
 
 
 def _enumerate(parts) -> bool:

@@ -93,6 +93,15 @@ def check_alignment(call: Call, gm_rule: str) -> None:
                                  f"{call.product}: address % {align} = {t.addr_mod % align}")
 
 
+def rules_key(call: Call) -> tuple:
+    """What the path, dtype and alignment rules (and their messages) read of a call: the Call without the
+    tensors' extents and host residues, so that a new tensor size or address reuses a verdict (validation from
+    key tuples)."""
+    s, d = call.src, call.dst
+    return (call.api, call.product, s.position, s.phys, s.dtype, s.addr_mod, d.position, d.phys, d.dtype,
+            d.addr_mod)
+
+
 #: (call, table, gm_rule) combinations that passed check_operands: a pure function of hashable values (the
 #: tables are module constants), so a pass is remembered; errors are raised again every time
 _OPERANDS_OK: dict = {}
@@ -101,7 +110,7 @@ _OPERANDS_OK: dict = {}
 def check_operands(call: Call, table: dict, gm_rule: str) -> None:
     """The checks every same-dtype op starts with: path and dtype supported, one dtype on both sides, start
     alignment (``gm_rule``: the op's ALIGN_GM key). Passes are cached per (call, table, rule)."""
-    key = (call, id(table), gm_rule)
+    key = (rules_key(call), id(table), gm_rule)
     if key in _OPERANDS_OK:
         return
     check_path(call, table, call.src.dtype)

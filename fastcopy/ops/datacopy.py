@@ -17,7 +17,7 @@ from ..dma.lower import make_plan
 from ..dma.steps import Convert, Move, writes_overlap
 from ..products import DATACOPY_CONVERT, DATACOPY_PATHS, ZERO_IS_NOOP, Phys, Product
 from .loopmode import loop_mode, with_loop_mode
-from .common import Call, check_alignment, check_path, check_range, core_of
+from .common import Call, check_alignment, check_path, check_range, core_of, rules_key
 
 API = "DataCopy"
 _INT4 = ASCEND_DTYPES["int4b_t"]
@@ -93,17 +93,18 @@ def _plan_params(pkey, src, dst, product, loop):
     return _build(call, block_count, block_len, src_gap, dst_gap, [], loop)
 
 
-#: calls whose path, dtypes and alignment passed (a pure function of the hashable Call; errors raise every time)
+#: calls whose path, dtypes and alignment passed (a pure function of rules_key(call); errors raise every time)
 _COMMON_OK: set = set()
 
 
 def _check_common(call: Call) -> None:
-    if call in _COMMON_OK:
+    key = rules_key(call)
+    if key in _COMMON_OK:
         return
     _check_common_rules(call)
     if len(_COMMON_OK) >= 4096:
         _COMMON_OK.clear()
-    _COMMON_OK.add(call)
+    _COMMON_OK.add(key)
 
 
 def _check_common_rules(call: Call) -> None:

@@ -234,8 +234,8 @@ def _plan_in(kind, key, pkind, pkey, vkey, mode, src, dst, product, padreg, loop
         return make_plan(call.api, (), src, dst), padreg_after
     bc, bl, ss, ds = burst
     is350 = product in PAD_350_ENGINE
-    if mode is PaddingMode.Normal:  # Compact ignores the padding fields (semantics.md §4.4)
-        for field, n in (("leftPadding", lp_el), ("rightPadding", rp_el)):
+    if mode is PaddingMode.Normal and not (0 <= lp_el <= BLK // es and 0 <= rp_el <= BLK // es):
+        for field, n in (("leftPadding", lp_el), ("rightPadding", rp_el)):  # (Compact ignores them, §4.4)
             check_range(f"{API}({pkind})", field, n, 0, BLK // es,
                         f"elements (at most 32 bytes of {ascend_name(src.dtype)})", product)
     if not is_pad and isinstance(padreg, tuple) and _reads_register(is350, mode, bc * bl, bl, lp_el or rp_el):

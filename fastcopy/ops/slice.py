@@ -103,7 +103,10 @@ def plan_keys(dkeys, skeys, dim_value, src, dst, product, loop, gm_shape):
     call = Call(API, product, src, dst)
     for side, keys in zip(_SIDES, (skeys, dkeys)):
         for d, k in enumerate(keys):
-            SliceInfo.check_key_types(f"{API}: {side}[{d}]", k, product)
+            try:  # (the message's name of the entry only when it fails)
+                SliceInfo.check_key_types(API, k, product)
+            except ParamTypeError:
+                SliceInfo.check_key_types(f"{API}: {side}[{d}]", k, product)
     check_operands(call, SLICE_PATHS, "Slice")
     es = src.itemsize
     ub_side = "dstSliceInfo" if dst.phys is Phys.UB else "srcSliceInfo"
@@ -137,9 +140,12 @@ def plan_keys(dkeys, skeys, dim_value, src, dst, product, loop, gm_shape):
             _check_indices(side, d, info[side][d], shapes[side][d], run, es, product)
 
     # rule 3: equal counts on both sides
-    n0 = {side: run_count(info[side][0], run) for side in _SIDES}
-    counts = {side: [run_count(k, 1) for k in info[side][1:]] for side in _SIDES}
-    combos = {side: math.prod(counts[side]) for side in _SIDES}  # (exact Python ints)
+    n0, counts, combos = {}, {}, {}
+    for side in _SIDES:
+        keys = info[side]
+        n0[side] = run_count(keys[0], run)
+        counts[side] = [run_count(k, 1) for k in keys[1:]]
+        combos[side] = math.prod(counts[side])  # (exact Python ints)
     if n0["dstSliceInfo"] != n0["srcSliceInfo"]:
         raise ParamError(f"{API}: dstSliceInfo[0] selects {n0['dstSliceInfo']} run(s) of L={run} elements but "
                          f"srcSliceInfo[0] selects {n0['srcSliceInfo']}; both sides must select the same number "
