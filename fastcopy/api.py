@@ -289,21 +289,36 @@ def _load3d(dst, src, params, config, with_stride: bool) -> None:
     _planned(key, dst, src, _img2col.plan_load3d(dst, src, params, config=config, with_stride=with_stride))
 
 
+#: the prepared slot of a remembered 4-bit transpose (a NibblePlan runs itself: its nibble kernels)
+_NIBBLES = object()
+
+
 def _repeated(key, dst, src) -> bool:
     """A cube-in load: whether a prepared repeat of ``key`` on these tensors ran (see :func:`_remember`)."""
     cache = dst._prepared if type(dst) in _TENSORS else None
-    return cache is not None and _hit(cache.get(key), dst, src)
+    if cache is None:
+        return False
+    hit = cache.get(key)
+    if hit is not None and hit[4] is _NIBBLES:
+        if hit[2] is src and hit[0].version == hit[1]:
+            hit[3].run(dst, src, repeat=True)
+            return True
+        return False
+    return _hit(hit, dst, src)
 
 
 def _planned(key, dst, src, plan) -> None:
     """A cube-in load just planned: run it and keep it for its repeats (``key`` None: not kept). A 4-bit transpose
-    moves nibbles (a NibblePlan: not on the kernels, never prepared)."""
-    if type(plan) is _b4.NibblePlan:
+    moves nibbles (a NibblePlan, run by itself on its repeats too)."""
+    nibbles = type(plan) is _b4.NibblePlan
+    if nibbles:
         plan.run(dst, src)
-        return
-    execute(plan, dst, src)
+    else:
+        execute(plan, dst, src)
     if key is not None and type(dst) in _TENSORS:
         _remember(key, dst, src, plan)
+        if nibbles and dst._prepared.get(key) is not None:
+            dst._prepared[key][4] = _NIBBLES
 
 
 def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=None):  # noqa: N802, N803

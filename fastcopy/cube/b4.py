@@ -12,7 +12,10 @@ of such a tensor shows only the low nibble of each byte, so read and write the b
 **Moves.** Where a mapping never splits a byte, a 4-bit type moves exactly like a 1-byte type. The transposing
 loads (LoadData 2D V2 with ``ifTranspose``, ``LoadDataWithTranspose``) move single nibbles: their planners
 describe them as nibble maps and :func:`nibble_plan` turns a map into a :class:`NibblePlan` (validated byte spans
-and warnings like any plan, executed here with numpy because the shared kernels move whole bytes).
+and warnings like any plan). A map that writes every destination byte once (both nibbles: every valid transpose)
+runs on the compiled nibble gather (:mod:`fastcopy.kernels.nibbles`) as runs of destination bytes; small first
+calls (``config.SMALL_BYTES``, numba not loaded yet) and maps writing a nibble twice (overlap: last write wins,
+differing writes undefined) run in numpy.
 """
 
 from __future__ import annotations
@@ -21,6 +24,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import config
+from ..dma import kernels as K
+from ..dma import npkernels
 from ..dma.lower import make_plan
 from ..dma.run import OBSERVERS
 from ..dma.steps import check_in_memory
@@ -104,6 +110,20 @@ def from_codes(c: np.ndarray, dt) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------- nibble moves
+class Gather(NamedTuple):
+    """A nibble map that writes every destination byte once, for the kernels of :mod:`fastcopy.kernels.nibbles`:
+    ``tiles`` (16 x 16 tiles of values: rows of destination and source word offsets from the tensor starts),
+    ``rest`` (the bytes outside them: runs ``(d, lo, hi, n)`` of nibble step ``step``), ``runs`` (every byte as
+    runs, for the definedness plane and unaligned tensors) and ``span`` (``(lo, hi)`` when the bytes written
+    are one dense span)."""
+
+    tiles: np.ndarray
+    rest: np.ndarray
+    runs: np.ndarray
+    step: int
+    span: tuple | None
+
+
 class NibblePlan(NamedTuple):
     """A validated call that moves single nibbles: destination nibble ``dst[k]`` <- source nibble ``src[k]``
     (nibble ``2b`` is the low half of byte ``b``). ``plan`` carries the checked byte spans and the warnings."""
@@ -112,14 +132,16 @@ class NibblePlan(NamedTuple):
     dst: np.ndarray
     src: np.ndarray
     whole: tuple | None = None  # (bytes, low-nibble sources, high-nibble sources) when each byte is written once
+    gather: Gather | None = None  # ... and the same for the compiled kernels
 
     @property
     def warnings(self):
         return self.plan.warnings
 
-    def run(self, dst, src) -> None:
+    def run(self, dst, src, repeat: bool = False) -> None:
         """Gather every source nibble first (read before write), then write the destination bytes; a byte written
-        twice with different values or definedness becomes undefined (poison), as for overlapping byte moves."""
+        twice with different values or definedness becomes undefined (poison), as for overlapping byte moves.
+        ``repeat``: a prepared repeat (always on the compiled kernel, unless the numpy kernels are pinned)."""
         import warnings
 
         from ..errors import FastCopyWarning
@@ -130,6 +152,9 @@ class NibblePlan(NamedTuple):
         for msg in self.plan.warnings:
             warnings.warn(msg, FastCopyWarning, stacklevel=3)
         if not self.dst.size:
+            return
+        if self.gather is not None and not src.memory.shares(dst.memory) and compiled(repeat, self.whole[0].size):
+            self._gather(dst, src)
             return
         smem = src.memory
         data = smem.data[src.offset:src.offset + src.nbytes]
@@ -180,6 +205,30 @@ class NibblePlan(NamedTuple):
         value[~good] = mem.poison  # a byte written twice with different nibbles: undefined, the poison byte
         self._store(dst, ub, value, defined)
 
+    def _gather(self, dst, src) -> None:
+        """The compiled nibble moves (both tensors checked by the plan's spans, in different memories): whole
+        tiles on 8-byte words where both tensors allow, the rest byte by byte."""
+        from ..kernels.nibbles import gather_nibble_planes, gather_nibbles, mark_runs, transpose_tiles
+
+        g = self.gather
+        smem, dmem = src.memory, dst.memory
+        dview, dshift = dmem.view(8)
+        sview, sshift = smem.view(8)
+        if g.tiles.size and (dst.offset - dshift) % 8 == 0 and (src.offset - sshift) % 8 == 0:
+            transpose_tiles(dview, (dst.offset - dshift) // 8, sview, (src.offset - sshift) // 8, g.tiles)
+            if g.rest.size:
+                gather_nibbles(dmem.data, dst.offset, smem.data, src.offset, g.rest, g.step)
+        else:
+            gather_nibbles(dmem.data, dst.offset, smem.data, src.offset, g.runs, g.step)
+        if smem.plane is not None and not smem.known_defined(src.offset, src.offset + src.nbytes):
+            gather_nibble_planes(dmem.materialize_plane(), dst.offset, smem.plane, src.offset, g.runs, g.step)
+            dmem.forget()
+        elif dmem.plane is not None:
+            if g.span is not None:
+                dmem.plane[dst.offset + g.span[0]:dst.offset + g.span[1]] = 1
+            else:
+                mark_runs(dmem.plane, dst.offset, g.runs)
+
     def _store(self, dst, ub, value, defined) -> None:
         """Write bytes ``ub`` (sorted) of ``dst``; undefined source nibbles travel as they are, marked undefined
         (like byte moves)."""
@@ -192,6 +241,46 @@ class NibblePlan(NamedTuple):
         if mem.plane is not None or not defined.all():
             mem.materialize_plane()[pos] = defined
             mem.forget()
+
+
+def compiled(repeat: bool, nbytes: int) -> bool:
+    """Whether a nibble move runs on the compiled kernel: a prepared repeat, a call larger than
+    ``config.SMALL_BYTES`` or any call once numba is loaded; never while the numpy kernels are pinned
+    (``FASTCOPY_KERNELS=numpy``)."""
+    if K.copy_strided is npkernels.copy_strided:
+        return False
+    return repeat or nbytes > config.SMALL_BYTES or K.loaded()
+
+
+def kernel_runs(ub: np.ndarray, lo: np.ndarray, hi: np.ndarray, step: int) -> np.ndarray:
+    """Destination bytes ``ub`` (sorted, distinct) taking nibbles ``lo`` / ``hi``, as maximal runs ``(d, lo, hi,
+    n)`` of consecutive bytes whose two source nibbles both advance by ``step``."""
+    if not ub.size:
+        return np.zeros((0, 4), np.int64)
+    brk = (np.diff(ub) != 1) | (np.diff(lo) != step) | (np.diff(hi) != step)
+    first = np.r_[0, np.flatnonzero(brk) + 1]
+    n = np.diff(np.r_[first, ub.size])
+    return np.ascontiguousarray(np.stack([ub[first], lo[first], hi[first], n], axis=1), np.int64).reshape(-1, 4)
+
+
+def kernel_gather(ub: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Gather:
+    """The :class:`Gather` of a map writing bytes ``ub`` (sorted, distinct) from nibbles ``lo`` (low halves) and
+    ``hi``. A tile is found where destination bytes ``d0 + 32r + x`` (r < 16, x < 8; ``d0`` 8-byte aligned) take
+    nibbles ``L + r + 128x`` and ``L + r + 128x + 64`` (``L`` a multiple of 16): the 16 x 16 values of the
+    source's 32-byte rows ``L//64 ..+15`` at values ``L%64 ..+15``, transposed."""
+    step = int(lo[1] - lo[0]) if ub.size > 1 else 0
+    runs = kernel_runs(ub, lo, hi, step)
+    cand = np.flatnonzero((ub % 8 == 0) & (lo % 16 == 0) & (hi == lo + 64))
+    r, x = np.arange(16)[:, None], np.arange(8)[None, :]
+    want_ub = ub[cand][:, None, None] + 32 * r + x
+    want_lo = lo[cand][:, None, None] + r + 128 * x
+    at = np.minimum(np.searchsorted(ub, want_ub), ub.size - 1)
+    good = ((ub[at] == want_ub) & (lo[at] == want_lo) & (hi[at] == want_lo + 64)).reshape(cand.size, -1).all(1)
+    tiles = np.ascontiguousarray(np.stack([ub[cand[good]] // 8, lo[cand[good]] // 16], axis=1), np.int64)
+    rest = np.ones(ub.size, bool)
+    rest[at[good].reshape(-1)] = False
+    span = (int(ub[0]), int(ub[-1]) + 1) if ub.size and ub[-1] - ub[0] + 1 == ub.size else None
+    return Gather(tiles.reshape(-1, 2), kernel_runs(ub[rest], lo[rest], hi[rest], step), runs, step, span)
 
 
 def nibbles_overlap(dst_nib) -> bool:
@@ -214,8 +303,10 @@ def nibble_plan(api: str, dst_nib, src_nib, src_sig, dst_sig, warns) -> NibblePl
             and (ds.size < 4 or (np.diff(ds[0::2]) > 0).all()):
         ss = s[order]
         whole = (ds[0::2] // 2, ss[0::2], ss[1::2])
+        return NibblePlan(make_plan(api, steps, src_sig, dst_sig, warns, exact=True), d, s, whole,
+                          kernel_gather(*whole))
     return NibblePlan(make_plan(api, steps, src_sig, dst_sig, warns, exact=True), d, s, whole)
 
 
 __all__ = ["B4_TYPES", "INT4", "FP4_E2M1", "FP4_E1M2", "is_b4", "bits_of", "pack4", "unpack4", "from_codes",
-           "NibblePlan", "nibble_plan", "nibbles_overlap"]
+           "NibblePlan", "Gather", "nibble_plan", "nibbles_overlap", "compiled", "kernel_gather"]
