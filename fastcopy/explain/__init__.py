@@ -65,18 +65,18 @@ class Explanation:
         op = self.trace.src if role == "src" else self.trace.dst
         span = self.read_span if role == "src" else self.write_span
         verb = "read" if role == "src" else "written"
-        es = op.dtype.itemsize
         where = f"{op.position} ({op.phys})" if op.position != op.phys else op.phys
         name = self.labels[role]
         name = role if name == role else f"{role} {name}"
-        head = f"{name}: {where} {op.dtype_name}[{op.size}] at byte {op.offset}"
+        values = " (4-bit values, two per byte)" if op.per_byte == 2 else ""
+        head = f"{name}: {where} {op.dtype_name}[{op.size}]{values} at byte {op.offset}"
         if op.capacity:
             head += f" of {op.capacity}"
         if span is None:
             return f"{head}; nothing {verb}"
         lo, hi = span
-        return (f"{head}; {verb}: elements [{lo}, {hi}) = bytes [{op.offset + lo * es}, {op.offset + hi * es}) of "
-                f"the buffer")
+        a, b = op.byte_span(lo, hi)
+        return f"{head}; {verb}: elements [{lo}, {hi}) = bytes [{a}, {b}) of the buffer"
 
     def counts(self) -> dict:
         k, r = self.trace.kind, self.role

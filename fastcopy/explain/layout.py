@@ -40,7 +40,13 @@ def family(api: str, args: tuple) -> str:
 
 
 def grid_cols(api: str, args: tuple, tr) -> tuple[int, int]:
-    """(source, destination) elements per grid row."""
+    """(source, destination) elements per grid row (packed 4-bit types: values, twice the bytes of a row)."""
+    s, d = _byte_cols(api, args, tr)
+    return s * tr.src.per_byte, d * tr.dst.per_byte
+
+
+def _byte_cols(api: str, args: tuple, tr) -> tuple[int, int]:
+    """(source, destination) tensor elements per grid row (4-bit types: bytes)."""
     es_s, es_d = tr.src.dtype.itemsize, tr.dst.dtype.itemsize
     fam = family(api, args)
     p = args[0] if args else None

@@ -91,14 +91,14 @@ def _grid_axes(ax, img, labels, title, start_label, fontsize):
 def _span_axes(ax, ex, role):
     op = ex.trace.src if role == "src" else ex.trace.dst
     span = ex.read_span if role == "src" else ex.write_span
-    cap = op.capacity or (op.offset + op.size * op.dtype.itemsize)
-    es = op.dtype.itemsize
-    nbytes = op.size * es
+    nbytes = op.byte_span(0, op.size)[1] - op.offset
+    cap = op.capacity or (op.offset + nbytes)
     lo, hi = max(0, op.offset - nbytes // 4), min(cap, op.offset + nbytes + nbytes // 4)  # zoom on the tensor
     ax.barh(0, cap, color=(0.95, 0.95, 0.95), edgecolor="grey", height=0.8)
     ax.barh(0, nbytes, left=op.offset, color=(0.75, 0.85, 1.0), height=0.8)
     if span:
-        ax.barh(0, (span[1] - span[0]) * es, left=op.offset + span[0] * es, color=(0.15, 0.35, 0.8), height=0.5)
+        a, b = op.byte_span(*span)
+        ax.barh(0, b - a, left=a, color=(0.15, 0.35, 0.8), height=0.5)
     ax.set_xlim(lo, max(hi, lo + 1))
     ax.set_yticks([])
     ax.tick_params(axis="x", labelsize=7)

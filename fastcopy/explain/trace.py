@@ -14,7 +14,9 @@ exactly as the emulation does, so a picture can never disagree with it:
 
 Tags are bit patterns of the element's width (several runs, one per base-``2**(8*es)`` digit, when the source
 has more elements than one digit can number); the dtype-widening L1 -> BiasTable copy is tagged with small
-integers that convert exactly. Nothing of the caller's tensors or TPipe is read for data or written.
+integers that convert exactly. The packed 4-bit types are traced value by value: every 4-bit value (two per
+byte, the even one in the low nibble) is one element with a 4-bit tag, so a transposing load that moves single
+values is drawn as such. Nothing of the caller's tensors or TPipe is read for data or written.
 """
 
 from __future__ import annotations
@@ -42,10 +44,22 @@ class Operand:
     phys: str
     dtype: np.dtype
     dtype_name: str
-    size: int  # elements
+    size: int  # elements (4-bit types: values, two per byte)
     offset: int  # byte address in its buffer (GM: in the array)
     capacity: int | None  # bytes of the physical buffer (GM: the array's bytes)
     shape: tuple = ()  # GM: the numpy array's shape
+    bits: int = 0  # bits per element (0: 8 * itemsize)
+
+    @property
+    def per_byte(self) -> int:
+        """Elements per byte: 2 for the packed 4-bit types, else 1."""
+        return 2 if self.bits == 4 else 1
+
+    def byte_span(self, lo: int, hi: int) -> tuple[int, int]:
+        """Buffer bytes ``[a, b)`` holding elements ``[lo, hi)``."""
+        if self.per_byte == 2:
+            return self.offset + lo // 2, self.offset + (hi + 1) // 2
+        return self.offset + lo * self.dtype.itemsize, self.offset + hi * self.dtype.itemsize
 
 
 @dataclass
@@ -67,7 +81,8 @@ class Trace:
         return self.kind != UNTOUCHED
 
 
-def operand(role: str, t) -> Operand:
+def operand(role: str, t, nibbles: bool = False) -> Operand:
+    """``nibbles``: a packed 4-bit tensor drawn value by value (``size`` counts values)."""
     from ..dtypes import ascend_name
 
     mem = t.memory
@@ -77,8 +92,8 @@ def operand(role: str, t) -> Operand:
     else:
         cap = t.pipe.capacities.get(mem.phys)
         shape = ()
-    return Operand(role, str(t.position), str(mem.phys), t.dtype, ascend_name(t.dtype), t.size, t.offset, cap,
-                   shape)
+    return Operand(role, str(t.position), str(mem.phys), t.dtype, ascend_name(t.dtype),
+                   t.size * (2 if nibbles else 1), t.offset, cap, shape, 4 if nibbles else 0)
 
 
 def _scratch_pipe(pipe) -> TPipe:
@@ -150,12 +165,34 @@ def _digits(n: int, base: int) -> int:
     return k
 
 
+def _nibbles(b: np.ndarray) -> np.ndarray:
+    """The 4-bit values of bytes ``b`` in order (low nibble first), as uint8."""
+    out = np.empty(2 * b.size, np.uint8)
+    out[0::2], out[1::2] = b & 0xF, b >> 4
+    return out
+
+
 def trace(func, dst, src, *args, **kwargs) -> Trace:
     """Classify every element of ``dst`` for the call ``func(dst, src, *args, **kwargs)`` (run in scratch)."""
-    n = src.size
+    from ..cube.b4 import from_codes, is_b4
+
+    b4 = is_b4(src.dtype) and is_b4(dst.dtype)  # one element per 4-bit value
+    n = src.size * (2 if b4 else 1)
     idx = np.arange(n, dtype=np.uint64) + 1  # tag 0 is never an index: a zero fill is not element 0
-    convert = src.dtype != dst.dtype
-    if convert:  # L1 -> BiasTable widening: small integers convert exactly
+    convert = src.dtype != dst.dtype and not b4
+    if b4:  # 4-bit tags, two per byte
+        base = 16
+
+        def encode(d):
+            d = d.astype(np.uint8)
+            return d[0::2] | (d[1::2] << 4)
+
+        def decode(v):
+            return _nibbles(v.view(np.uint8)).astype(np.int64)
+
+        def complement(d):
+            return 15 - d.astype(np.uint8)
+    elif convert:  # L1 -> BiasTable widening: small integers convert exactly
         base, tag_dt = 256, src.dtype
 
         def encode(d):
@@ -180,29 +217,36 @@ def trace(func, dst, src, *args, **kwargs) -> Trace:
         def complement(d):
             return np.bitwise_xor(d.astype(ut), ut.type(ones))
 
-    shift = 8 if convert else min(8 * src.dtype.itemsize, 63)
+    shift = 4 if b4 else 8 if convert else min(8 * src.dtype.itemsize, 63)
     digit0 = idx & np.uint64(base - 1) if base < 2**64 else idx
     ud = _uint(dst.dtype)
     v0, def0, msgs = _run(func, dst, src, args, kwargs, encode(digit0), _BG[0])
     vc, defc, _ = _run(func, dst, src, args, kwargs, encode(complement(digit0)), _BG[1])
     u0, uc = v0.view(ud), vc.view(ud)
     ub0, ub1 = (np.full(dst.dtype.itemsize, b, np.uint8).view(ud)[0] for b in _BG)
+    size = dst.size
+    if b4:  # per value: its nibble, the byte's definedness
+        u0, uc = _nibbles(u0), _nibbles(uc)
+        ub0, ub1 = np.tile(_nibbles(np.array([_BG[0]], np.uint8)), dst.size), \
+            np.tile(_nibbles(np.array([_BG[1]], np.uint8)), dst.size)
+        def0, defc = np.repeat(def0, 2), np.repeat(defc, 2)
+        ud, size = np.dtype(np.uint8), 2 * dst.size
     undefined = ~(def0 & defc)
     untouched = (u0 == ub0) & (uc == ub1) & ~undefined
     if convert:
         d0, dc = decode(v0), decode(vc)
         copied = (d0 + dc == base - 1) & np.isfinite(v0.astype(np.float64)) & (v0 != vc)
     else:
-        copied = uc == np.bitwise_xor(u0, ud.type(np.iinfo(ud).max))
+        copied = uc == np.bitwise_xor(u0, ud.type(15 if b4 else np.iinfo(ud).max))
     copied &= ~undefined & ~untouched
     filled = ~(undefined | untouched | copied) & (u0 == uc)
     computed = ~(undefined | untouched | copied | filled)
-    kind = np.full(dst.size, UNTOUCHED, np.uint8)
+    kind = np.full(size, UNTOUCHED, np.uint8)
     kind[copied] = COPY
     kind[filled] = FILL
     kind[computed] = COMPUTED
     kind[undefined] = UNDEFINED
-    origin = np.full(dst.size, -1, np.int64)
+    origin = np.full(size, -1, np.int64)
     tag = decode(v0)[copied]
     for r in range(1, _digits(n, base)):
         digit = (idx >> np.uint64(shift * r)) & np.uint64(base - 1)
@@ -214,5 +258,6 @@ def trace(func, dst, src, *args, **kwargs) -> Trace:
     read[origin[good]] = True
     pipe = _pipe_of(dst, src)
     api = getattr(func, "__name__", str(func))
-    return Trace(api, pipe.product.display_name, operand("src", src), operand("dst", dst), kind, origin,
-                 v0, read, msgs)
+    fill = from_codes(u0, dst.dtype) if b4 else v0  # (4-bit: the value of each destination value)
+    return Trace(api, pipe.product.display_name, operand("src", src, b4), operand("dst", dst, b4), kind, origin,
+                 fill, read, msgs)

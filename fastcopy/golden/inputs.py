@@ -12,7 +12,8 @@ import zlib
 
 import numpy as np
 
-from ..dtypes import ascend_name
+from ..dtypes import ASCEND_DTYPES, ascend_name
+from ..errors import ParamError
 from .schema import BufferSpec, CaseError, _is_float
 
 
@@ -61,13 +62,40 @@ def generate(buf: BufferSpec, seed: int, file: str = "") -> np.ndarray:
 
 def _generate(buf: BufferSpec, seed: int, file: str = "") -> np.ndarray:
     init, dt, n = buf.init, buf.np_dtype, buf.size
-    kind = init["kind"]
     where = f"buffers.{buf.name}.init"
+    if dt in _B4:
+        return _generate_b4(init, dt, n, buf.name, seed, file, where).reshape(buf.shape)
+    return _generate(init, dt, n, buf.name, seed, file, where).reshape(buf.shape)
+
+
+def _generate_b4(init, dt, n, name: str, seed: int, file: str, where: str) -> np.ndarray:
+    """A packed 4-bit buffer of ``n`` bytes: ``bits``, a file of the bytes or ``values`` with ``packed = true``
+    give the bytes; every other input gives ``2n`` values (int4b_t / fp4x2_e2m1_t values, fp4x2_e1m2_t 4-bit
+    codes), packed two per byte, the even one in the low nibble."""
+    from ..cube.b4 import FP4_E1M2, pack4
+
+    kind = init["kind"]
+    if kind == "bits":
+        return _generate(init, dt, n, name, seed, file, where)
+    if kind == "values" and init.get("packed"):
+        return np.array(init["values"], np.uint8).view(dt)
     if kind == "file":
-        return _load_file(init["path"], dt, n, file, where).reshape(buf.shape)
+        return _load_file(init["path"], dt, n, file, where, values_per_element=2)
+    vt = np.dtype(np.uint8) if dt == FP4_E1M2 else dt
+    vals = _generate(init, vt, 2 * n, name, seed, file, where)
+    if dt == FP4_E1M2:
+        vals = vals & 0xF  # (arange wraps over the 16 codes)
+    return pack4(vals, dt).view(dt)
+
+
+def _generate(init, dt, n, name: str, seed: int, file: str, where: str) -> np.ndarray:
+    """``n`` elements of ``dt`` (flat) by ``init``."""
+    kind = init["kind"]
+    if kind == "file":
+        return _load_file(init["path"], dt, n, file, where)
     out = np.empty(n, dt)
     if kind == "bits":
-        rng = rng_for(seed, buf.name)
+        rng = rng_for(seed, name)
         raw = out.reshape(-1).view(np.uint8)
         step = CHUNK * 8
         for i in range(0, raw.size, step):
@@ -75,19 +103,19 @@ def _generate(buf: BufferSpec, seed: int, file: str = "") -> np.ndarray:
             part[:] = np.frombuffer(rng.bytes(part.size), np.uint8)
         if dt.kind == "b":
             raw &= 1
-        return out.reshape(buf.shape)
+        return out
     if kind == "values":
         vals = init["values"]
         big = np.int64 if dt.kind in "iub" and all(isinstance(v, int) for v in vals) else np.float64
         if big is np.int64 and any(v > 2**63 - 1 for v in vals):
             big = np.uint64
         out[...] = _cast(np.array(vals, big), dt, file, where)
-        return out.reshape(buf.shape)
+        return out
     if kind in ("zeros", "constant"):
         v = init.get("value", 0)
         one = _cast(np.array([v], np.int64 if isinstance(v, int) else np.float64), dt, file, where)
         out[...] = one[0]
-        return out.reshape(buf.shape)
+        return out
     if kind == "arange":
         start, step = init["start"], init["step"]
         ints = isinstance(start, int) and isinstance(step, int)
@@ -96,14 +124,14 @@ def _generate(buf: BufferSpec, seed: int, file: str = "") -> np.ndarray:
             return np.arange(i, i + k, dtype=np.int64 if ints else np.float64) * step + start
         wrap = True
     elif kind == "integers":
-        rng = rng_for(seed, buf.name)
+        rng = rng_for(seed, name)
         big = np.uint64 if init["high"] > 2**63 else np.int64
 
         def draw(i, k):
             return rng.integers(init["low"], init["high"], k, dtype=big)
         wrap = False
     else:  # uniform / normal on float (or complex) dtypes
-        rng = rng_for(seed, buf.name)
+        rng = rng_for(seed, name)
         parts = 2 if dt.kind == "c" else 1
         if kind == "uniform":
             lo, hi = float(init["low"]), float(init["high"])
@@ -123,7 +151,7 @@ def _generate(buf: BufferSpec, seed: int, file: str = "") -> np.ndarray:
     for i in range(0, n, CHUNK):
         k = min(CHUNK, n - i)
         out[i:i + k] = _cast(draw(i, k), dt, file, where, wrap=wrap, first=i)
-    return out.reshape(buf.shape)
+    return out
 
 
 def _cast(values: np.ndarray, dt: np.dtype, file: str, where: str, wrap: bool = False, first: int = 0) -> np.ndarray:
@@ -141,10 +169,29 @@ def _cast(values: np.ndarray, dt: np.dtype, file: str, where: str, wrap: bool = 
     return out
 
 
-def _load_file(path: str, dt: np.dtype, n: int, file: str, where: str) -> np.ndarray:
+#: the packed 4-bit types (two values per byte; fastcopy.cube.b4)
+_B4 = frozenset(ASCEND_DTYPES[k] for k in ("int4b_t", "fp4x2_e2m1_t", "fp4x2_e1m2_t"))
+
+
+def _load_file(path: str, dt: np.dtype, n: int, file: str, where: str, values_per_element: int = 1) -> np.ndarray:
+    """``n`` elements of ``dt`` from a raw file or a .npy; ``values_per_element == 2`` (packed 4-bit): a .npy may
+    also hold the bytes as uint8, or ``2n`` values of the 4-bit type (packed here)."""
     try:
         if path.lower().endswith(".npy"):
             arr = np.load(path, allow_pickle=False)
+            if values_per_element == 2:
+                from ..cube.b4 import FP4_E1M2, pack4
+
+                if arr.dtype.kind == "V" and arr.dtype.itemsize == 1 and not arr.dtype.names:
+                    arr = arr.view(dt)  # (ml_dtypes' 4-bit arrays are saved as one-byte voids)
+            if values_per_element == 2 and arr.dtype == np.uint8 and arr.size == n:
+                arr = arr.view(dt)
+            elif values_per_element == 2 and arr.size == 2 * n and (arr.dtype == dt or (dt == FP4_E1M2 and
+                                                                                       arr.dtype.kind in "iu")):
+                try:
+                    arr = pack4(arr.reshape(-1), dt).view(dt)
+                except ParamError as exc:
+                    raise CaseError(file, f"{where}.path", f"{path}: {exc}") from None
             if arr.dtype != dt:
                 raise CaseError(file, f"{where}.path", f"{path}: holds {arr.dtype}, the buffer is "
                                                        f"{ascend_name(dt)} ({dt})")
@@ -153,6 +200,7 @@ def _load_file(path: str, dt: np.dtype, n: int, file: str, where: str) -> np.nda
     except (OSError, ValueError) as exc:
         raise CaseError(file, f"{where}.path", f"cannot read {path}: {exc}") from None
     if arr.size != n:
+        extra = (f" (packed bytes; or {2 * n} 4-bit values in a .npy)" if values_per_element == 2 else "")
         raise CaseError(file, f"{where}.path", f"{path}: holds {arr.size} elements of {ascend_name(dt)}, the "
-                                               f"buffer has {n}")
+                                               f"buffer has {n}{extra}")
     return np.ascontiguousarray(arr).reshape(-1)

@@ -49,8 +49,12 @@ INIT_ARGS = {  # kind -> allowed arguments (with defaults; None = required for s
     "zeros": {},
     "bits": {},
     "file": {"path": None},
-    "values": {"values": None},
+    "values": {"values": None, "packed": False},  # packed: (4-bit buffers) the values are the bytes
 }
+#: the numbers a packed 4-bit buffer's inputs give, per dtype: (what, lowest, highest) of an integer value; None:
+#: any number, rounded to the type (fp4x2_e2m1_t)
+B4_VALUES = {"int4b_t": ("int4b_t values", -8, 7), "fp4x2_e1m2_t": ("4-bit codes of fp4x2_e1m2_t", 0, 15),
+             "fp4x2_e2m1_t": None}
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _REF = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[(.+)\])?\s*$")
 
@@ -700,8 +704,25 @@ class Compiler:
         return tuple(self.integer(d, f"{path}[{i}]", 1, None, "a dimension (a positive integer)")
                      for i, d in enumerate(dims))
 
-    def literal(self, raw, path: str, dt: np.dtype, size: int) -> list:
-        """``values = [...]``: exactly ``size`` numbers (nested lists are read in C order), each fitting ``dt``."""
+    def b4_init(self, table: dict, kind: str, path: str, dt: np.dtype, size: int) -> tuple:
+        """A packed 4-bit buffer of ``size`` bytes: ``(values expected by a literal, integer range or None)``.
+        Numbers are its ``2 * size`` 4-bit values (codes for fp4x2_e1m2_t); ``packed = true`` (values only)
+        gives the ``size`` bytes themselves."""
+        name = ascend_name(dt)
+        packed = table.get("packed", False)
+        if not isinstance(packed, bool):
+            raise self.error(f"{path}.packed", f"expected true or false, got {_show(packed)}")
+        if packed:
+            return size, ("bytes", 0, 255)
+        if kind in ("uniform", "normal") and B4_VALUES[name] is not None:
+            raise self.error(f"{path}.kind", f"{kind!r} needs a floating-point dtype, the buffer is {name} "
+                                             f"({B4_VALUES[name][0]}); use \"integers\", \"values\" or \"bits\"")
+        return 2 * size, B4_VALUES[name]
+
+    def literal(self, raw, path: str, dt: np.dtype, size: int, name: str | None = None) -> list:
+        """``values = [...]``: exactly ``size`` numbers (nested lists are read in C order), each fitting ``dt``
+        (``name``: the buffer's type as messages name it)."""
+        name = name or ascend_name(dt)
         if not isinstance(raw, list):
             raise self.error(path, f"expected a list of {size} numbers, got {_show(raw)}")
         flat, stack = [], [raw]
@@ -723,11 +744,11 @@ class Compiler:
         if dt.kind in "iub":
             bad = next((v for v in flat if not float(v).is_integer()), None)
             if bad is not None:
-                raise self.error(path, f"{bad!r} is not an integer ({ascend_name(dt)} buffer)")
+                raise self.error(path, f"{bad!r} is not an integer ({name} buffer)")
             flat = [int(v) for v in flat]
             info = np.iinfo(dt) if dt.kind in "iu" else None
             if info is not None and (min(flat) < info.min or max(flat) > info.max):
-                raise self.error(path, f"values [{min(flat)}, {max(flat)}] do not fit {ascend_name(dt)} "
+                raise self.error(path, f"values [{min(flat)}, {max(flat)}] do not fit {name} "
                                        f"[{info.min}, {info.max}]")
         return flat
 
@@ -756,15 +777,28 @@ class Compiler:
                                              f"one of: {', '.join(INIT_ARGS)}, or \"undefined\"")
         self.check_keys(table, ("kind", *INIT_ARGS[kind]), path)
         out = {"kind": kind}
+        from ..cube.b4 import is_b4
+
+        b4, ints, name = is_b4(dt), None, ascend_name(dt)
+        if not b4 and "packed" in table:
+            raise self.error(f"{path}.packed", f"packed is for the 4-bit types (int4b_t, fp4x2_e2m1_t, "
+                                               f"fp4x2_e1m2_t); the buffer is {ascend_name(dt)}")
+        if b4:  # the numbers are 4-bit values (or, packed, the bytes)
+            size, ints = self.b4_init(table, kind, path, dt, size)
+            if ints is not None:
+                dt = np.dtype(np.int16)  # (checked as integers; the range below)
         is_float = _is_float(dt)
         if kind in ("uniform", "normal") and not (is_float or dt.kind == "c"):
             raise self.error(f"{path}.kind", f"{kind!r} needs a floating-point dtype, the buffer is "
                                              f"{ascend_name(dt)}; use \"integers\" or \"bits\"")
         for arg, default in INIT_ARGS[kind].items():
             apath = f"{path}.{arg}"
-            if arg == "values":
+            if arg == "packed":
+                if b4 and table.get("packed"):
+                    out["packed"] = True
+            elif arg == "values":
                 out["values"] = self.literal(self.require(table, "values", path, "a list of numbers"), apath, dt,
-                                             size)
+                                             size, name)
             elif arg == "path":
                 p = self.string(self.require(table, "path", path, "a .npy or .bin file"), apath)
                 full = p if os.path.isabs(p) else os.path.join(self.base_dir, p)
@@ -778,29 +812,47 @@ class Compiler:
                 if dt.kind == "b" and isinstance(raw_v, bool):
                     raw_v = int(raw_v)
                 if kind == "integers" or (dt.kind in "iub" and kind in ("arange", "constant")):
-                    out[arg] = self.integer(raw_v, apath, what=f"an integer ({kind} on {ascend_name(dt)})")
+                    out[arg] = self.integer(raw_v, apath, what=f"an integer ({kind} on {name})")
                 else:
                     # a constant float value may be inf/nan (it is data); distribution parameters must be finite
                     out[arg] = self.number(raw_v, apath, finite=kind != "constant")
             elif default is not None:
                 out[arg] = default
+            elif kind == "integers" and ints is not None:  # (4-bit: the type's whole range)
+                out[arg] = ints[1] if arg == "low" else ints[2] + 1
             elif kind == "integers" and dt.kind in "iu":
                 info = np.iinfo(dt)
                 out[arg] = int(info.min) if arg == "low" else int(info.max) + 1
             elif kind == "integers" and dt.kind == "b":
                 out[arg] = 0 if arg == "low" else 2
             else:
-                raise self.error(apath, f"missing key; expected a number ({kind} on {ascend_name(dt)})")
+                raise self.error(apath, f"missing key; expected a number ({kind} on {name})")
         if kind == "integers" and not out["low"] < out["high"]:
             raise self.error(path, f"integers: low={out['low']} must be below high={out['high']} (high is "
                                    "exclusive, as in numpy)")
-        if kind in ("integers", "constant") and dt.kind in "iu":
+        if kind in ("integers", "constant") and dt.kind in "iu" and not b4:
             info = np.iinfo(dt)
             lo, hi = (out["low"], out["high"] - 1) if kind == "integers" else (out["value"], out["value"])
             if lo < info.min or hi > info.max:
                 raise self.error(path, f"{kind}: values [{lo}, {hi}] do not fit {ascend_name(dt)} "
                                        f"[{info.min}, {info.max}]")
+        if b4 and ints is not None:
+            self.b4_range(out, kind, path, ints)
         return out
+
+    def b4_range(self, out: dict, kind: str, path: str, ints: tuple) -> None:
+        """The inputs of a packed 4-bit buffer fit its integer values (int4b_t, fp4x2_e1m2_t codes, bytes)."""
+        what, lo_ok, hi_ok = ints
+        if kind == "integers":
+            lo, hi = out["low"], out["high"] - 1
+        elif kind == "constant":
+            lo = hi = out["value"]
+        elif kind == "values":
+            lo, hi = min(out["values"]), max(out["values"])
+        else:
+            return
+        if lo < lo_ok or hi > hi_ok:
+            raise self.error(path, f"{kind}: values [{lo}, {hi}] do not fit the {what} [{lo_ok}, {hi_ok}]")
 
     def ops(self, raw, buffers: dict, out: list, block: int = 0, path: str = "ops") -> list:
         """Append the ops of ``raw`` (a list of op, loop and compute tables) to ``out``, loops unrolled."""
