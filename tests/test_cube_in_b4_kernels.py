@@ -13,7 +13,10 @@ from hypothesis import strategies as st
 import fastcopy as fc
 from fastcopy.cube import b4 as _b4
 from fastcopy.cube import loaddata as _loaddata
+from fastcopy.products import Phys
 from fastcopy.reference import loaddata as ref
+from test_cube_in_props import run_both
+from test_cube_in_speed import planned  # noqa: F401 (the fixture: counts planner calls)
 
 P350, A2 = "ATLAS_350", "ATLAS_A2"
 F = 512
@@ -21,13 +24,10 @@ SETTINGS = settings(max_examples=12, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # (path: fixed)
 
 
-def tensor(pipe, pos, dtype, nbytes, rng, all_defined=False):
+def tensor(pipe, pos, dtype, nbytes, rng):
     t = pipe.alloc(pos, dtype, nbytes)
     t.numpy().view(np.uint8)[:] = rng.integers(0, 256, nbytes, dtype=np.uint8)
-    if all_defined:
-        t.set_defined()
-    else:
-        t.set_defined(rng.random(nbytes) < 0.9)
+    t.set_defined(rng.random(nbytes) < 0.9)
     return t
 
 
@@ -38,18 +38,9 @@ def path(request, monkeypatch):
     return request.param
 
 
-def check(product, dtype, src_bytes, dst_bytes, call, oracle, seed, all_defined=False, spos="B1", dpos="B2"):
-    rng = np.random.default_rng(seed)
-    pipe = fc.TPipe(product=product)
-    src = tensor(pipe, spos, dtype, src_bytes, rng, all_defined)
-    dst = tensor(pipe, dpos, dtype, dst_bytes, rng, all_defined)
-    s, s_def = tensor_bytes(src)
-    want, want_def = tensor_bytes(dst)
-    oracle(want, want_def, s, s_def, pipe.poison)
-    call(dst, src)
-    got, got_def = tensor_bytes(dst)
-    bad = np.flatnonzero((got != want) | (got_def != want_def))
-    assert bad.size == 0, f"{bad.size} bytes differ, first at {bad[:8]}"
+def check(product, dtype, src_bytes, dst_bytes, call, oracle, seed, all_defined=False):
+    run_both(product, (Phys.L1, Phys.L0B), dtype, src_bytes, dst_bytes, call, oracle, seed,
+             defined=1 if all_defined else 0.9)
 
 
 @SETTINGS
@@ -142,26 +133,12 @@ def test_tiles_and_rest_cover_each_byte_once():
     s8 = np.random.default_rng(3).integers(0, 256, 16 * F, dtype=np.uint8)
     a, b = np.zeros(40 * F, np.uint8), np.zeros(40 * F, np.uint8)
     transpose_tiles(a.view(np.uint64), 0, s8.view(np.uint64), 0, g.tiles)
-    gather_nibbles(a, 0, s8, 0, g.rest, g.step)
-    gather_nibbles(b, 0, s8, 0, g.runs, g.step)
+    gather_nibbles(a, 0, s8, 0, g.rest, g.step, False)
+    gather_nibbles(b, 0, s8, 0, g.runs, g.step, False)
     assert np.array_equal(a, b)
 
 
 # --------------------------------------------------------------------------------------- the prepared-call cache
-@pytest.fixture
-def planned(monkeypatch):
-    counts = {"n": 0}
-    for name in ("plan_load2dv2", "plan_transpose"):
-        real = getattr(_loaddata, name)
-
-        def counting(*a, _real=real, **k):
-            counts["n"] += 1
-            return _real(*a, **k)
-
-        monkeypatch.setattr(_loaddata, name, counting)
-    return counts
-
-
 SETTERS = {
     "SetFmatrix": lambda pipe: fc.SetFmatrix(4, 4, (0, 0, 0, 0), pipe=pipe),
     "SetLoadDataPaddingValue": lambda pipe: fc.SetLoadDataPaddingValue(np.int8(3), pipe=pipe),

@@ -42,26 +42,31 @@ def cell_id(cell):
     return f"{product.key}-{path[0]}-{path[1]}-b{bits_of(dts[0])}"
 
 
-def tensor(pipe, rng, phys, dtype, nbytes, which):
+def tensor(pipe, rng, phys, dtype, nbytes, which, defined=0.9):
+    """Random bytes, each element defined with probability ``defined`` (1: all, the known-defined fast paths)."""
     es = dtype.itemsize
     n = -(-nbytes // es)
     raw = rng.integers(0, 256, n * es, dtype=np.uint8)
+    mask = rng.random(n) < defined
     if phys is Phys.GM:
-        g = fc.GlobalTensor(raw.view(dtype), defined=False)
-        g.set_defined(rng.random(n) < 0.9)
-        return g
-    pos = _POS[phys][which % len(_POS[phys])]
-    t = pipe.alloc(pos, dtype, n)
-    t.numpy().view(np.uint8)[:] = raw
-    t.set_defined(rng.random(n) < 0.9)
+        t = fc.GlobalTensor(raw.view(dtype), defined=False)
+    else:
+        t = pipe.alloc(_POS[phys][which % len(_POS[phys])], dtype, n)
+        t.numpy().view(np.uint8)[:] = raw
+    if defined >= 1:
+        t.set_defined()
+    else:
+        t.set_defined(mask)
     return t
 
 
-def run_both(product, path, dtype, src_bytes, dst_bytes, call, oracle, seed):
+def run_both(product, path, dtype, src_bytes, dst_bytes, call, oracle, seed, defined=0.9):
+    """``call`` on random tensors (``defined``: see :func:`tensor`) == ``oracle`` on their bytes and planes."""
+    dtype = np.dtype(fc.as_dtype(dtype))
     rng = np.random.default_rng(seed)
     pipe = fc.TPipe(product=product)
-    src = tensor(pipe, rng, path[0], dtype, src_bytes, seed)
-    dst = tensor(pipe, rng, path[1], dtype, dst_bytes, seed + 1)
+    src = tensor(pipe, rng, path[0], dtype, src_bytes, seed, defined)
+    dst = tensor(pipe, rng, path[1], dtype, dst_bytes, seed + 1, defined)
     s, s_def = tensor_bytes(src)
     want, want_def = tensor_bytes(dst)
     oracle(want, want_def, s, s_def, pipe.poison)

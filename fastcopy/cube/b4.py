@@ -29,7 +29,7 @@ from ..dma import kernels as K
 from ..dma import npkernels
 from ..dma.lower import make_plan
 from ..dma.run import OBSERVERS
-from ..dma.steps import check_in_memory
+from ..dma.steps import Move, check_in_memory
 from ..dtypes import ASCEND_DTYPES, as_dtype, ascend_name
 from ..errors import OutOfBoundsError, ParamError
 from .steps import element_steps
@@ -208,7 +208,7 @@ class NibblePlan(NamedTuple):
     def _gather(self, dst, src) -> None:
         """The compiled nibble moves (both tensors checked by the plan's spans, in different memories): whole
         tiles on 8-byte words where both tensors allow, the rest byte by byte."""
-        from ..kernels.nibbles import gather_nibble_planes, gather_nibbles, mark_runs, transpose_tiles
+        from ..kernels.nibbles import gather_nibbles, mark_runs, transpose_tiles
 
         g = self.gather
         smem, dmem = src.memory, dst.memory
@@ -217,11 +217,11 @@ class NibblePlan(NamedTuple):
         if g.tiles.size and (dst.offset - dshift) % 8 == 0 and (src.offset - sshift) % 8 == 0:
             transpose_tiles(dview, (dst.offset - dshift) // 8, sview, (src.offset - sshift) // 8, g.tiles)
             if g.rest.size:
-                gather_nibbles(dmem.data, dst.offset, smem.data, src.offset, g.rest, g.step)
+                gather_nibbles(dmem.data, dst.offset, smem.data, src.offset, g.rest, g.step, False)
         else:
-            gather_nibbles(dmem.data, dst.offset, smem.data, src.offset, g.runs, g.step)
+            gather_nibbles(dmem.data, dst.offset, smem.data, src.offset, g.runs, g.step, False)
         if smem.plane is not None and not smem.known_defined(src.offset, src.offset + src.nbytes):
-            gather_nibble_planes(dmem.materialize_plane(), dst.offset, smem.plane, src.offset, g.runs, g.step)
+            gather_nibbles(dmem.materialize_plane(), dst.offset, smem.plane, src.offset, g.runs, g.step, True)
             dmem.forget()
         elif dmem.plane is not None:
             if g.span is not None:
@@ -286,7 +286,13 @@ def kernel_gather(ub: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Gather:
 def nibbles_overlap(dst_nib) -> bool:
     """Whether a nibble map writes some destination nibble twice."""
     d = np.asarray(dst_nib).reshape(-1)
-    return np.unique(d).size != d.size
+    if not d.size:
+        return False
+    lo, hi = int(d.min()), int(d.max())
+    if hi - lo < 8 * d.size:  # (a count per nibble: cheaper than sorting)
+        return bool(np.bincount(d - lo).max() > 1)
+    s = np.sort(d)
+    return bool((s[1:] == s[:-1]).any())
 
 
 def nibble_plan(api: str, dst_nib, src_nib, src_sig, dst_sig, warns) -> NibblePlan:
@@ -295,17 +301,35 @@ def nibble_plan(api: str, dst_nib, src_nib, src_sig, dst_sig, warns) -> NibblePl
     hold its nibbles)."""
     d = np.asarray(dst_nib, np.int64).reshape(-1)
     s = np.broadcast_to(np.asarray(src_nib, np.int64), np.shape(dst_nib)).reshape(-1)
-    steps, _ = element_steps(d // 2, s // 2, 1) if d.size else ((), False)
-    whole = None
     order = np.argsort(d, kind="stable")
     ds = d[order]
     if d.size and d.size % 2 == 0 and np.array_equal(ds[0::2] + 1, ds[1::2]) and not (ds[0::2] % 2).any() \
             and (ds.size < 4 or (np.diff(ds[0::2]) > 0).all()):
         ss = s[order]
         whole = (ds[0::2] // 2, ss[0::2], ss[1::2])
-        return NibblePlan(make_plan(api, steps, src_sig, dst_sig, warns, exact=True), d, s, whole,
-                          kernel_gather(*whole))
-    return NibblePlan(make_plan(api, steps, src_sig, dst_sig, warns, exact=True), d, s, whole)
+        g = kernel_gather(*whole)
+        steps = run_steps(g.runs, g.step)
+        if steps is None:
+            steps, _ = element_steps(d // 2, s // 2, 1)
+        return NibblePlan(make_plan(api, steps, src_sig, dst_sig, warns, exact=True), d, s, whole, g)
+    steps, _ = element_steps(d // 2, s // 2, 1) if d.size else ((), False)
+    return NibblePlan(make_plan(api, steps, src_sig, dst_sig, warns, exact=True), d, s, None)
+
+
+def run_steps(runs: np.ndarray, step: int) -> tuple | None:
+    """The byte spans of a whole-byte nibble map as plan steps, from its kernel runs: per run length, one Move
+    from the low-nibble source bytes and one from the high-nibble ones (byte for byte what the map reads and
+    writes; the steps only describe the spans: NibblePlan runs the map). None when a nibble step is odd (a run
+    would read alternate halves: the general lowering then)."""
+    if step % 2:
+        return None
+    out = []
+    for n in np.unique(runs[:, 3]).tolist():
+        sel = runs[runs[:, 3] == n]
+        for col in (1, 2):  # (an even step keeps each run's nibbles in one half: bytes lo//2 + k*step/2)
+            out.append(Move(tuple((sel[:, col] // 2).tolist()), tuple(sel[:, 0].tolist()), 1,
+                            ((n, step // 2, 1),)))
+    return tuple(out)
 
 
 __all__ = ["B4_TYPES", "INT4", "FP4_E2M1", "FP4_E1M2", "is_b4", "bits_of", "pack4", "unpack4", "from_codes",

@@ -57,7 +57,9 @@ def transpose_tiles(dst, dbase, src, sbase, tiles):  # pragma: no cover (compile
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
-def gather_nibbles(dst, dbase, src, sbase, runs, step):  # pragma: no cover (compiled)
+def gather_nibbles(dst, dbase, src, sbase, runs, step, plane):  # pragma: no cover (compiled)
+    """The runs byte by byte; ``plane``: ``dst``/``src`` are definedness planes (a byte is defined when both
+    source bytes holding its nibbles are)."""
     for r in range(runs.shape[0]):
         d = dbase + runs[r, 0]
         lo = runs[r, 1]
@@ -65,19 +67,11 @@ def gather_nibbles(dst, dbase, src, sbase, runs, step):  # pragma: no cover (com
         for k in range(runs[r, 3]):
             a = lo + k * step
             b = hi + k * step
-            x = (src[sbase + (a >> 1)] >> ((a & 1) << 2)) & 15
-            y = (src[sbase + (b >> 1)] >> ((b & 1) << 2)) & 15
-            dst[d + k] = x | (y << 4)
-
-
-@njit(cache=True, nogil=True, boundscheck=False)
-def gather_nibble_planes(dplane, dbase, splane, sbase, runs, step):  # pragma: no cover (compiled)
-    for r in range(runs.shape[0]):
-        d = dbase + runs[r, 0]
-        lo = runs[r, 1]
-        hi = runs[r, 2]
-        for k in range(runs[r, 3]):
-            dplane[d + k] = splane[sbase + ((lo + k * step) >> 1)] & splane[sbase + ((hi + k * step) >> 1)]
+            if plane:
+                dst[d + k] = src[sbase + (a >> 1)] & src[sbase + (b >> 1)]
+            else:
+                dst[d + k] = ((src[sbase + (a >> 1)] >> ((a & 1) << 2)) & 15) | \
+                    (((src[sbase + (b >> 1)] >> ((b & 1) << 2)) & 15) << 4)
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
@@ -88,4 +82,4 @@ def mark_runs(dplane, dbase, runs):  # pragma: no cover (compiled)
             dplane[d + k] = 1
 
 
-__all__ = ["transpose_tiles", "gather_nibbles", "gather_nibble_planes", "mark_runs"]
+__all__ = ["transpose_tiles", "gather_nibbles", "mark_runs"]
