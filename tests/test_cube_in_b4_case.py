@@ -237,3 +237,13 @@ def test_explain_4bit_partial_bytes_and_fills():
     assert np.array_equal(ex.trace.origin[:1024], np.arange(1024, 2048))
     assert ex.read_span == (1024, 2048) and "bytes [512, 1024)" in ex.span_text("src")
     assert ex.trace.src.byte_span(3, 6) == (src.offset + 1, src.offset + 3)
+
+
+def test_check_reports_each_written_4bit_byte_once(tmp_path, capsys):
+    """``fastcopy check`` of the transposing fp4 load: the bytes read and written, each written byte counted once
+    (a byte takes two values, but it is one byte written)."""
+    path = tmp_path / "c.toml"
+    path.write_text(CASE.format(init='"bits"'))
+    assert main(["check", str(path)]) == 0
+    lines = [ln.split() for ln in capsys.readouterr().out.splitlines() if "b2" in ln and "writes" in ln]
+    assert lines and lines[-1][-2:] == ["2048", "B"] and "[0," in lines[-1] and "2048)" in lines[-1]

@@ -311,7 +311,8 @@ def nibble_plan(api: str, dst_nib, src_nib, src_sig, dst_sig, warns) -> NibblePl
         steps = run_steps(g.runs, g.step)
         if steps is None:
             steps, _ = element_steps(d // 2, s // 2, 1)
-        return NibblePlan(make_plan(api, steps, src_sig, dst_sig, warns, exact=True), d, s, whole, g)
+        plan = make_plan(api, steps, src_sig, dst_sig, warns, exact=True)._replace(nbytes=int(whole[0].size))
+        return NibblePlan(plan, d, s, whole, g)  # (nbytes: each byte once, not once per nibble)
     steps, _ = element_steps(d // 2, s // 2, 1) if d.size else ((), False)
     return NibblePlan(make_plan(api, steps, src_sig, dst_sig, warns, exact=True), d, s, None)
 
