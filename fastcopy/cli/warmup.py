@@ -27,6 +27,12 @@ def warmup(verbose: bool = False) -> int:
     fill_dense(b, 0, 64, b)
     transpose_elements(b, 0, b, 0, abi.pack_transpose(2, (1, 0, 0), (1, 2, 32), (1, 32, 2), (1, 1), False,
                                                       (0, 1, 0, 1)))
+    from ..kernels.nibbles import gather_nibbles, mark_runs, transpose_tiles  # the 4-bit transposes
+
+    runs, tiles, w = np.zeros((1, 4), np.int64), np.zeros((1, 2), np.int64), np.zeros(64, np.uint64)
+    transpose_tiles(w, 0, w, 0, tiles)  # (one tile: 16 words 32 bytes apart)
+    gather_nibbles(b, 0, b, 0, runs, 0, False)
+    mark_runs(b, 0, runs)
     from ..dma import crew  # the helper threads' kernels (parallel calls)
 
     crew.warmup()
