@@ -61,11 +61,12 @@ def generate(buf: BufferSpec, seed: int, file: str = "") -> np.ndarray:
 
 
 def _generate(buf: BufferSpec, seed: int, file: str = "") -> np.ndarray:
+    """The contents of ``buf`` as drawn (packed 4-bit buffers from their values)."""
     init, dt, n = buf.init, buf.np_dtype, buf.size
     where = f"buffers.{buf.name}.init"
     if dt in _B4:
         return _generate_b4(init, dt, n, buf.name, seed, file, where).reshape(buf.shape)
-    return _generate(init, dt, n, buf.name, seed, file, where).reshape(buf.shape)
+    return _draw(init, dt, n, buf.name, seed, file, where).reshape(buf.shape)
 
 
 def _generate_b4(init, dt, n, name: str, seed: int, file: str, where: str) -> np.ndarray:
@@ -76,19 +77,19 @@ def _generate_b4(init, dt, n, name: str, seed: int, file: str, where: str) -> np
 
     kind = init["kind"]
     if kind == "bits":
-        return _generate(init, dt, n, name, seed, file, where)
+        return _draw(init, dt, n, name, seed, file, where)
     if kind == "values" and init.get("packed"):
         return np.array(init["values"], np.uint8).view(dt)
     if kind == "file":
         return _load_file(init["path"], dt, n, file, where, values_per_element=2)
     vt = np.dtype(np.uint8) if dt == FP4_E1M2 else dt
-    vals = _generate(init, vt, 2 * n, name, seed, file, where)
+    vals = _draw(init, vt, 2 * n, name, seed, file, where)
     if dt == FP4_E1M2:
         vals = vals & 0xF  # (arange wraps over the 16 codes)
     return pack4(vals, dt).view(dt)
 
 
-def _generate(init, dt, n, name: str, seed: int, file: str, where: str) -> np.ndarray:
+def _draw(init, dt, n, name: str, seed: int, file: str, where: str) -> np.ndarray:
     """``n`` elements of ``dt`` (flat) by ``init``."""
     kind = init["kind"]
     if kind == "file":
