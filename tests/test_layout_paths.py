@@ -80,7 +80,7 @@ def _nz_oracle(a, c0):
 
 @SETTINGS
 @given(es=st.sampled_from([1, 2, 4, 8]), batch=st.integers(1, 3), rows=st.integers(1, 40),
-       cols=st.integers(1, 80), c0=st.sampled_from([None, 16, 8, 4]), shift=st.sampled_from([0, 16, 8, 1]),
+       cols=st.integers(1, 80), c0=st.sampled_from([None, 16, 8, 4]), shift=st.sampled_from([0, 16, 32, 48, 8, 1]),
        mode=MODES, seed=st.integers(0, 2**32 - 1))
 def test_to_nz_and_from_nz_match_the_definition(es, batch, rows, cols, c0, shift, mode, seed):
     rng = np.random.default_rng(seed)
