@@ -87,3 +87,13 @@ HOT_BYTES = 128 << 10
 #: `pause` instructions, then yields its core once (measured on the VM: a pause is ~9 ns, a sched_yield with
 #: nothing else to run ~0.17 us; 32 pauses: a helper picks a posted job up in 0.3-0.4 us)
 POLL_PAUSES = 32
+
+# ---- definedness planes (fastcopy/memory.py; h11fresh) -----------------------------------------------------
+#: fresh memory keeps its definedness as exact ranges of defined bytes, without a byte plane, until a call needs
+#: per-byte definedness (measured: a first 64 MiB DataCopy into a fresh TPipe wrote its 64 MiB plane, 1.5x the
+#: bytes of a repeat). False: every fresh memory materialises its plane at once (the eager behaviour of before;
+#: the definedness tests run both and compare)
+LAZY_PLANES = True
+#: a lazy memory with more than this many disjoint defined ranges materialises its plane (range updates and
+#: lookups stay loops over a short list, as the cache of known-defined ranges of a materialised plane)
+LAZY_RANGES = 16

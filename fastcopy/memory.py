@@ -1,8 +1,9 @@
 """Emulated memory: global memory over user arrays, on-chip buffers of one AI Core, typed tensors over both.
 
-Every memory is a flat byte array plus a *definedness plane* (one byte per data byte, 1 = defined). A plane of
-``None`` means "every byte defined" (GM built from a user array), so copies between defined memories cost
-nothing extra. Fresh on-chip memory is undefined and holds the core's poison byte.
+Every memory is a flat byte array plus its definedness: "every byte defined" (GM built from a user array: copies
+between defined memories cost nothing extra), exact ranges of defined bytes (fresh memory, until something needs
+bytes), or a *definedness plane* (one byte per data byte, 1 = defined). Fresh on-chip memory is undefined and
+holds the core's poison byte. See :class:`Memory` and docs/architecture.md ("Definedness").
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import weakref
 
 import numpy as np
 
+from . import config
 from .dtypes import UINT_OF_WIDTH, as_dtype
 from .errors import (AlignmentError, CapacityError, FastCopyError, OutOfBoundsError, ParamTypeError, RangeError,
                      UnsupportedError)
@@ -41,14 +43,35 @@ def aligned_empty(nbytes: int, shape=None, dtype=np.uint8, offset: int = 0, zero
 
 
 class Memory:
-    """One flat byte space (a GM array or a physical on-chip buffer) and its definedness plane."""
+    """One flat byte space (a GM array or a physical on-chip buffer) and its definedness.
 
-    __slots__ = ("data", "plane", "phys", "pipe", "addr0", "host", "_views", "_plane_views", "poison", "known",
-                 "readonly", "size", "__weakref__")
+    Definedness is in one of three states; every reader and writer goes through the methods below:
 
-    def __init__(self, data: np.ndarray, phys: Phys, pipe=None, plane=None, poison: int = DEFAULT_POISON):
+    * **all defined** (``tracked`` False): GM over a user array. No plane, nothing recorded.
+    * **lazy** (``lazy`` True): fresh on-chip buffers and ``GlobalTensor(a, defined=False)``. No byte plane: the
+      defined bytes are exactly the ranges in ``known`` (sorted, disjoint, not touching), every other byte is
+      undefined. A whole-span write of defined data adds a range (:meth:`mark_defined`): nothing per byte.
+    * **materialised**: a byte plane (``plane``, one byte per data byte, 1 = defined), made from the ranges the
+      first time something needs per-byte definedness (a strided or partly undefined write, reading ``plane``,
+      more than ``config.LAZY_RANGES`` ranges). ``known`` is then a cache of ranges known to be all defined
+      (:meth:`note_defined`, :meth:`forget`).
+
+    A memory moves only from lazy to materialised (and back to lazy "all undefined" on :meth:`clear`): while it
+    is lazy no plane exists (nor views of one), so nothing can read a stale plane; once it exists, it is the
+    truth.
+    """
+
+    __slots__ = ("data", "_plane", "tracked", "lazy", "_spare", "phys", "pipe", "addr0", "host", "_views",
+                 "_plane_views", "poison", "known", "readonly", "size", "__weakref__")
+
+    def __init__(self, data: np.ndarray, phys: Phys, pipe=None, plane=None, poison: int = DEFAULT_POISON,
+                 defined: bool = True):
         self.data = data  # 1-D uint8
-        self.plane = plane  # 1-D uint8 (1 = defined) or None = all defined
+        self._plane = plane  # 1-D uint8 (1 = defined), or None: not materialised (see lazy)
+        self.lazy = plane is None and not defined  # no plane: the defined bytes are exactly ``known``
+        self.tracked = plane is not None or self.lazy  # False: every byte defined
+        self.known = []  # byte ranges [lo, hi): lazy, exactly the defined ones; materialised, a cache of some
+        self._spare = None  # a plane array of before clear(), reused when the plane is materialised again
         self.phys = phys
         self.pipe = pipe
         self.poison = poison
@@ -56,16 +79,45 @@ class Memory:
         self.addr0 = self.host % 64  # host pointer residue: decides which unsigned views fit
         self._views = {}
         self._plane_views = {}
-        self.known = []  # byte ranges [lo, hi) known to be all defined (a cache; see note_defined / forget)
         self.readonly = not data.flags.writeable  # a read-only user array: never a destination
         self.size = data.size  # bytes (a Python int: the last bounds check before any kernel reads it)
+        if self.lazy and not config.LAZY_PLANES:  # (the eager plane of before: tests compare the two)
+            self.materialize_plane()
 
     def shares(self, other: "Memory") -> bool:
         """Whether the two memories overlap in host memory (two GlobalTensors over one array, say)."""
         return self is other or (self.host < other.host + other.data.size and other.host < self.host + self.data.size)
 
+    # ------------------------------------------------------------------------------------------ definedness
+    @property
+    def plane(self):
+        """The byte plane (1 = defined), materialised now if the memory is lazy; None when every byte is defined.
+        Writing 0 into it directly needs a :meth:`forget` after (prefer :meth:`mark_undefined`)."""
+        return self._plane if self._plane is not None or not self.lazy else self.materialize_plane()
+
+    @plane.setter
+    def plane(self, plane) -> None:
+        """Replace the definedness: an explicit plane, or None (every byte defined)."""
+        with _PLANE_LOCK:
+            self._plane_views = {}
+            self.known = []
+            self._plane = plane
+            self.tracked = plane is not None
+            self.lazy = False
+
+    def known_defined(self, lo: int, hi: int) -> bool:
+        """Whether bytes ``[lo, hi)`` lie in one range of ``known`` (lazy: exactly whether they are all defined,
+        for a non-empty span; materialised: a cache, False when unknown)."""
+        for a, b in self.known:  # (a loop: this is on the hot path of small calls)
+            if a <= lo and hi <= b:
+                return True
+        return False
+
     def note_defined(self, lo: int, hi: int) -> None:
-        """Record that plane bytes ``[lo, hi)`` are all defined (merged with touching ranges)."""
+        """Record that bytes ``[lo, hi)`` are all defined (they are: in the plane, or written defined)."""
+        if self.lazy:
+            self.mark_defined(lo, hi)
+            return
         keep = []
         for a, b in self.known:
             if b < lo or a > hi:
@@ -75,36 +127,127 @@ class Memory:
         keep.append((lo, hi))
         self.known = keep[-16:]
 
-    def known_defined(self, lo: int, hi: int) -> bool:
-        for a, b in self.known:  # (a loop: this is on the hot path of small calls)
-            if a <= lo and hi <= b:
-                return True
-        return False
-
     def forget(self) -> None:
-        """Undefined bytes may have been written: drop the cache of defined ranges."""
-        self.known = []
+        """Undefined bytes were written into the plane: drop the cache of defined ranges (a lazy memory has no
+        plane to write into: its ranges are the truth and stay; undefined bytes go through mark_undefined)."""
+        if not self.lazy:
+            self.known = []
+
+    def mark_defined(self, lo: int, hi: int, note: bool = True) -> None:
+        """Bytes ``[lo, hi)`` now hold defined data. Lazy: one range more (merged with the ranges it touches; past
+        ``config.LAZY_RANGES`` ranges the plane is materialised). Materialised: the plane span set to 1 (and noted
+        in the cache if ``note``). All defined: nothing."""
+        if self.lazy:
+            if hi <= lo or self.known_defined(lo, hi):
+                return
+            with _PLANE_LOCK:
+                if self.lazy:  # (another thread may have materialised the plane meanwhile)
+                    keep = [r for r in self.known if r[1] < lo or r[0] > hi]
+                    for a, b in self.known:
+                        if not (b < lo or a > hi):
+                            lo, hi = min(lo, a), max(hi, b)
+                    keep.append((lo, hi))
+                    keep.sort()
+                    self.known = keep  # (replaced whole: readers in other threads see the old list or this one)
+                    if len(keep) > config.LAZY_RANGES:
+                        self._materialize()
+                    return
+        plane = self._plane
+        if plane is not None:
+            plane[lo:hi] = 1
+            if note:
+                self.note_defined(lo, hi)
+
+    def mark_undefined(self, lo: int, hi: int) -> None:
+        """Bytes ``[lo, hi)`` now hold undefined data (the caller writes their poison bytes)."""
+        if self.lazy:
+            with _PLANE_LOCK:
+                if self.lazy:
+                    keep = []
+                    for a, b in self.known:
+                        if b <= lo or a >= hi:
+                            keep.append((a, b))
+                            continue
+                        if a < lo:
+                            keep.append((a, lo))
+                        if b > hi:
+                            keep.append((hi, b))
+                    self.known = keep
+                    if len(keep) > config.LAZY_RANGES:
+                        self._materialize()
+                    return
+        self.materialize_plane()[lo:hi] = 0
+        self.forget()
+
+    def plane_bytes(self, lo: int, hi: int) -> np.ndarray:
+        """Definedness of bytes ``[lo, hi)`` as uint8 (1 = defined), for reading (a view of the plane when there
+        is one; made from the ranges while lazy, without materialising)."""
+        if not self.tracked:
+            return np.ones(hi - lo, np.uint8)
+        known = self.known  # (read before lazy: exact if the memory is still lazy after)
+        if not self.lazy:
+            return self._plane[lo:hi]
+        out = np.zeros(hi - lo, np.uint8)
+        for a, b in known:
+            if a < hi and lo < b:
+                out[max(a, lo) - lo:min(b, hi) - lo] = 1
+        return out
+
+    def materialize_plane(self) -> np.ndarray:
+        """The byte plane, made now if there is none (all defined: ones; lazy: from its ranges)."""
+        if self._plane is None:
+            with _PLANE_LOCK:
+                if self._plane is None:
+                    self._materialize()
+        return self._plane
+
+    def _materialize(self) -> None:  # (under _PLANE_LOCK)
+        plane = self._spare
+        self._spare = None
+        if plane is None:  # zero pages from the OS (mapped when written), at the data's host residue
+            raw = np.zeros(self.size + 128, np.uint8)
+            start = (self.addr0 - raw.ctypes.data) % 64
+            plane = raw[start:start + self.size]
+        else:
+            plane.fill(0)
+        if self.lazy:
+            for a, b in self.known:
+                plane[a:b] = 1
+        else:
+            plane.fill(1)
+        self._plane_views = {}
+        self._plane = plane
+        self.tracked = True
+        self.lazy = False  # (after the plane exists: a reader still seeing lazy finds the exact ranges)
+        self.known = []  # (a cache from now on; not kept: a caller writing into the plane may forget to forget)
+
+    def clear(self) -> None:
+        """Every byte undefined again (the data bytes are the caller's to refill): lazy, no ranges."""
+        with _PLANE_LOCK:
+            if self._plane is not None:
+                self._spare = self._plane
+            self._plane_views = {}
+            self._plane = None
+            self.known = []
+            self.lazy = True
+            self.tracked = True
+            if not config.LAZY_PLANES:
+                self._materialize()
 
     def view(self, width: int, plane: bool = False) -> tuple[np.ndarray, int]:
-        """``(array, shift)``: the memory as a flat ``uint{8*width}`` array starting ``shift`` bytes in."""
+        """``(array, shift)``: the memory (or its plane, materialised) as a flat ``uint{8*width}`` array starting
+        ``shift`` bytes in."""
+        if plane and self._plane is None:  # (views of a plane exist only while it does)
+            self.materialize_plane()
         cache = self._plane_views if plane else self._views
         hit = cache.get(width)
         if hit is None:
-            base = self.plane if plane else self.data
+            base = self._plane if plane else self.data
             shift = (-self.addr0) % width
             n = (base.size - shift) // width
             hit = (base[shift:shift + n * width].view(UINT_OF_WIDTH[width]), shift)
             cache[width] = hit
         return hit
-
-    def materialize_plane(self) -> np.ndarray:
-        """Give the memory an explicit plane (all defined) if it has none."""
-        if self.plane is None:
-            with _PLANE_LOCK:
-                if self.plane is None:
-                    self._plane_views = {}
-                    self.plane = np.ones(self.data.size, np.uint8)
-        return self.plane
 
 
 class CoreState(dict):
@@ -211,28 +354,31 @@ class _Tensor:
         :meth:`numpy`'s view, shaped for a whole GlobalTensor) and mark exactly those elements defined."""
         view = self.numpy()
         view[key] = values
-        plane = self.memory.plane
-        if plane is not None:
-            es = self.dtype.itemsize
-            pv = plane[self.offset:self.offset + self.nbytes].reshape(*view.shape, es)
-            pv[key] = 1
+        mem = self.memory
+        if not mem.tracked:
+            return
+        if key is Ellipsis:  # every element
+            mem.mark_defined(self.offset, self.offset + self.nbytes)
+            return
+        es = self.dtype.itemsize
+        pv = mem.materialize_plane()[self.offset:self.offset + self.nbytes].reshape(*view.shape, es)
+        pv[key] = 1
 
     def defined(self) -> np.ndarray:
         """Bool array, one per element: True where every byte of the element holds defined data."""
-        plane = self.memory.plane
-        if plane is None:
+        mem = self.memory
+        lo, hi = self.offset, self.offset + self.nbytes
+        if not mem.tracked or (mem.lazy and mem.known_defined(lo, hi)):
             return np.ones(self.size, bool)
         es = self.dtype.itemsize
-        p = plane[self.offset:self.offset + self.nbytes].reshape(self.size, es)
+        p = mem.plane_bytes(lo, hi).reshape(self.size, es)
         return p.all(axis=1) if es > 1 else p[:, 0].astype(bool)
 
     def set_defined(self, mask=None) -> None:
         """Mark elements as defined (all, or where ``mask`` is True), e.g. after writing through ``numpy()``."""
         mem = self.memory
         if mask is None:
-            if mem.plane is not None:
-                mem.plane[self.offset:self.offset + self.nbytes] = 1
-                mem.note_defined(self.offset, self.offset + self.nbytes)
+            mem.mark_defined(self.offset, self.offset + self.nbytes)
             return
         mask = np.asarray(mask, bool).reshape(-1)
         if mask.size != self.size:
@@ -243,9 +389,7 @@ class _Tensor:
 
     def set_undefined(self) -> None:
         """Declare the whole tensor undefined (its bytes then hold the poison fill)."""
-        plane = self.memory.materialize_plane()
-        plane[self.offset:self.offset + self.nbytes] = 0
-        self.memory.forget()
+        self.memory.mark_undefined(self.offset, self.offset + self.nbytes)
         self._bytes()[:] = self.memory.poison
 
     def __getitem__(self, k):
@@ -282,9 +426,8 @@ class _Tensor:
     def SetValue(self, i: int, v) -> None:  # noqa: N802
         i = self._index(i, "SetValue")
         self.numpy()[i] = v
-        if self.memory.plane is not None:
-            es = self.dtype.itemsize
-            self.memory.plane[self.offset + i * es:self.offset + (i + 1) * es] = 1
+        es = self.dtype.itemsize
+        self.memory.mark_defined(self.offset + i * es, self.offset + (i + 1) * es, note=False)
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}({self.position}, dtype={self.dtype}, size={self.size}, "
@@ -312,8 +455,7 @@ class GlobalTensor(_Tensor):
                                 "pass np.ascontiguousarray(a)")
         flat = arr.reshape(-1)
         data = flat.view(np.uint8)
-        plane = None if defined else np.zeros(data.size, np.uint8)
-        super().__init__(Memory(data, Phys.GM, plane=plane), 0, dt, flat.size, TPosition.GM)
+        super().__init__(Memory(data, Phys.GM, defined=defined), 0, dt, flat.size, TPosition.GM)
         self._shape = arr.shape
 
     def _sub(self, k):
@@ -420,25 +562,23 @@ class TPipe:
                 if mem is None:
                     n = self.capacities[phys]
                     mem = self._spare.pop(phys, None)
-                    if mem is not None and mem.plane is not None:  # a buffer of before restart(): made new again
+                    if mem is not None:  # a buffer of before restart(): made new again
                         mem.data.fill(self.poison)
-                        mem.plane.fill(0)
-                        mem.forget()
+                        mem.clear()
                         self._buffers[phys] = mem
                         return mem
-                    # both arrays written now (not calloc'd np.zeros): their pages are faulted in here, not by the
-                    # first copy into the buffer. L1 (the ND2NZ destination) starts on a cache line, for the layout
-                    # kernels' non-temporal stores; the other buffers where numpy's large GM arrays start
+                    # the data written now (not calloc'd np.zeros): its pages are faulted in here, not by the first
+                    # copy into the buffer; the definedness starts lazy (no plane until a call needs bytes of it).
+                    # L1 (the ND2NZ destination) starts on a cache line, for the layout kernels' non-temporal
+                    # stores; the other buffers where numpy's large GM arrays start
                     offset = 0 if phys is Phys.L1 else 16
                     try:
                         data = aligned_empty(n, offset=offset)
                         data.fill(self.poison)
-                        plane = aligned_empty(n, offset=offset)
-                        plane.fill(0)  # touched now: the first call into a fresh TPipe does not page-fault on it
                     except MemoryError:
-                        raise CapacityError(f"TPipe: cannot allocate the {n}-byte {phys} buffer (and its "
-                                            "definedness plane) on this host; lower TPipe(capacities=...)") from None
-                    mem = Memory(data, phys, pipe=self, plane=plane, poison=self.poison)
+                        raise CapacityError(f"TPipe: cannot allocate the {n}-byte {phys} buffer on this host; "
+                                            "lower TPipe(capacities=...)") from None
+                    mem = Memory(data, phys, pipe=self, poison=self.poison, defined=False)
                     self._buffers[phys] = mem
         return mem
 

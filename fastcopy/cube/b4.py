@@ -163,15 +163,15 @@ class NibblePlan(NamedTuple):
             lo = (data[lo_s // 2] >> (4 * (lo_s % 2))) & 0xF
             value = lo | (((data[hi_s // 2] >> (4 * (hi_s % 2))) & 0xF) << 4)
             defined = None
-            if smem.plane is not None and not smem.known_defined(src.offset, src.offset + src.nbytes):
-                plane = smem.plane[src.offset:src.offset + src.nbytes]
+            if smem.tracked and not smem.known_defined(src.offset, src.offset + src.nbytes):
+                plane = smem.plane_bytes(src.offset, src.offset + src.nbytes)
                 defined = plane[lo_s // 2].astype(bool) & plane[hi_s // 2].astype(bool)
             self._store(dst, ub, value.astype(np.uint8), np.ones(ub.size, bool) if defined is None else defined)
             return
         nib = (data[self.src // 2] >> (4 * (self.src % 2))) & 0xF
         ok = None
-        if smem.plane is not None and not smem.known_defined(src.offset, src.offset + src.nbytes):
-            ok = smem.plane[src.offset + self.src // 2].astype(bool)
+        if smem.tracked and not smem.known_defined(src.offset, src.offset + src.nbytes):
+            ok = smem.plane_bytes(src.offset, src.offset + src.nbytes)[self.src // 2].astype(bool)
         order = np.argsort(self.dst, kind="stable")
         d, nib = self.dst[order], nib[order]
         ok = None if ok is None else ok[order]
@@ -197,9 +197,8 @@ class NibblePlan(NamedTuple):
         hi_v = np.where(hi >= 0, hi, old >> 4)
         defined = good & (lo_v < 16) & (hi_v < 16)
         if not both.all():  # a half-written byte keeps the other nibble, with its definedness
-            plane = dst.memory.plane
-            if plane is not None:
-                defined &= both | plane[dst.offset + ub].astype(bool)
+            if dst.memory.tracked:
+                defined &= both | dst.memory.plane_bytes(dst.offset, dst.offset + dst.nbytes)[ub].astype(bool)
         value = ((lo_v & 0xF) | ((hi_v & 0xF) << 4)).astype(np.uint8)
         mem = dst.memory
         value[~good] = mem.poison  # a byte written twice with different nibbles: undefined, the poison byte
@@ -238,7 +237,7 @@ class NibblePlan(NamedTuple):
                                    "written")
         pos = dst.offset + ub
         mem.data[pos] = value
-        if mem.plane is not None or not defined.all():
+        if mem.tracked or not defined.all():
             mem.materialize_plane()[pos] = defined
             mem.forget()
 

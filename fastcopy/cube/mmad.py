@@ -273,9 +273,7 @@ def Mmad(dst, fm, filter, *args):  # noqa: N802, A002
             region = mem.data[lo:hi]
             numerics.matmul_store_f32(a64, b64, c64, mode, region.view(np.float32), region.view(np.uint32),
                                       _FRACTION_BITS.get(u, 23), _FRACTION_BITS.get(s, 23))
-            if mem.plane is not None:
-                mem.plane[lo:hi] = 1
-                mem.note_defined(lo, hi)
+            mem.mark_defined(lo, hi)
             state.unit_flag_apply(pipe, flag_update)
             state.note_tile(pipe, dst.offset, m, n, t.itemsize)
             return

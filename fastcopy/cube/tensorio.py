@@ -18,9 +18,9 @@ _ONES = {1: 0x01, 2: 0x0101, 4: 0x01010101, 8: 0x0101010101010101}
 
 def defined_elements(mem, lo: int, n: int, es: int) -> np.ndarray | None:
     """Per-element definedness of ``n`` elements of ``es`` bytes from byte ``lo`` (None: all defined)."""
-    if mem.plane is None or mem.known_defined(lo, lo + n * es):
+    if not mem.tracked or mem.known_defined(lo, lo + n * es):
         return None
-    plane = mem.plane[lo:lo + n * es]
+    plane = mem.plane_bytes(lo, lo + n * es)
     if (lo % es) == 0:
         ok = plane.view(_UINT[es]) == _UINT[es](_ONES[es])
     else:
@@ -84,13 +84,12 @@ def write(tensor, offs: np.ndarray, values: np.ndarray, defined=None, dense: boo
     else:
         mem.data[lo_b:hi_b].view(uint)[offs] = bits
     if defined is None:
-        if mem.plane is None:
+        if not mem.tracked:
             return
         if dense:
-            mem.plane[lo_b:hi_b] = 1
-            mem.note_defined(lo_b, hi_b)
+            mem.mark_defined(lo_b, hi_b)
             return
-        mem.plane[lo_b:hi_b].reshape(hi, es)[offs] = 1
+        mem.materialize_plane()[lo_b:hi_b].reshape(hi, es)[offs] = 1
         return
     plane = mem.materialize_plane()[lo_b:hi_b].reshape(hi, es)
     plane[offs] = np.asarray(defined, np.uint8)[..., None]

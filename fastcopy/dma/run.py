@@ -127,7 +127,7 @@ def run_prepared(prep, plan: Plan, dst, src) -> None:
     """:func:`execute` for a prepared call: one copy (a kernel call, or numpy's memcpy for a single burst), and
     the destination plane marked unless known to be defined."""
     dview, dbase, sview, sbase, meta, smem, slo, shi, dmem, mark = prep
-    if OBSERVERS or (smem.plane is not None and not smem.known_defined(slo, shi)):
+    if OBSERVERS or (smem.tracked and not smem.known_defined(slo, shi)):
         return execute(plan, dst, src)
     if dview is None:
         if meta is None or not crew.run_job(meta):  # (a job header from config.HOT_BYTES on)
@@ -139,11 +139,10 @@ def run_prepared(prep, plan: Plan, dst, src) -> None:
     elif not crew.run_job(meta[1]):  # (no crew: this thread alone)
         for m in meta[0]:
             K.copy_strided(dview, dbase, sview, sbase, m)
-    if dmem.plane is not None:
-        if len(mark) == 2:  # a dense span: numpy's memset, then remembered as defined
+    if dmem.tracked:
+        if len(mark) == 2:  # a dense span: numpy's memset (or a lazy memory's range), then remembered as defined
             if not dmem.known_defined(mark[0], mark[1]):
-                dmem.plane[mark[0]:mark[1]] = 1
-                dmem.note_defined(mark[0], mark[1])
+                dmem.mark_defined(mark[0], mark[1])
         else:  # marks of a copy with gaps: set every time
             mw, mmeta, mvalue = mark
             pview, pshift = dmem.view(mw, plane=True)
@@ -205,8 +204,8 @@ def execute(plan: Plan, dst, src) -> None:
     fast = plan.fast
     if fast is not None:  # the hot path of small calls: one copy, source defined, no aliasing
         dmem, smem = dst.memory, src.memory
-        if not smem.shares(dmem) and (smem.plane is None or smem.known_defined(src.offset + plan.read[0],
-                                                                              src.offset + plan.read[1])):
+        if not smem.shares(dmem) and (not smem.tracked or smem.known_defined(src.offset + plan.read[0],
+                                                                             src.offset + plan.read[1])):
             w, meta, mark = fast
             dview, dshift = dmem.view(w)
             sview, sshift = smem.view(w)
@@ -214,14 +213,13 @@ def execute(plan: Plan, dst, src) -> None:
                 K.copy_strided(dview, (dst.offset - dshift) // w, sview, (src.offset - sshift) // w, meta)
             else:
                 _copy_shared(dview, (dst.offset - dshift) // w, sview, (src.offset - sshift) // w, meta, plan.nbytes)
-            if dmem.plane is not None:
+            if dmem.tracked:
                 lo, hi = dst.offset + plan.write[0], dst.offset + plan.write[1]
                 if hi - lo >= config.KNOWN_BYTES and dmem.known_defined(lo, hi):
                     pass  # a repeated large call: its destination span is already all defined
-                elif len(mark) == 2:  # a dense span: numpy's memset beats a kernel dispatch
-                    dmem.plane[lo:hi] = 1
-                    if hi - lo >= config.KNOWN_BYTES:  # (a lookup costs more than setting a small span)
-                        dmem.note_defined(lo, hi)
+                elif len(mark) == 2:  # a dense span: numpy's memset beats a kernel dispatch (lazy: a range)
+                    # (a lookup costs more than setting a small span: noted from KNOWN_BYTES)
+                    dmem.mark_defined(lo, hi, note=hi - lo >= config.KNOWN_BYTES)
                 else:
                     mw, mmeta, mvalue = mark
                     pview, pshift = dmem.view(mw, plane=True)
@@ -255,8 +253,7 @@ def _apply(effect, dst, src) -> None:
     hi = min(effect.hi, mem.data.size)
     if effect.lo < hi:
         mem.data[effect.lo:hi] = mem.poison
-        mem.materialize_plane()[effect.lo:hi] = 0
-        mem.forget()
+        mem.mark_undefined(effect.lo, hi)
 
 
 def _share(kind: int, fn, chunks, dview, dbase, sview, sbase, value=_ZERO, nt: int = 0, nbytes: int = 0) -> None:
@@ -300,9 +297,9 @@ def _run_fast(plan: Plan, dst, src) -> None:
     src_defined = src is None or plan.read is None or _span_defined(src, plan.read)
     lo, hi = dst.offset + plan.write[0], dst.offset + plan.write[1]
     # the destination span is known to be all defined already: defined writes leave its plane as it is
-    already = src_defined and dmem.plane is not None and bool(dmem.known) and dmem.known_defined(lo, hi)
+    already = src_defined and dmem.tracked and dmem.known_defined(lo, hi)
     # every written byte ends up defined and the writes tile the span: mark it once at the end
-    mark_span = plan.dense and src_defined and dmem.plane is not None and not already
+    mark_span = plan.dense and src_defined and dmem.tracked and not already
     for ks in plan.ksteps:
         w = ks.w
         if ks.kind == "copy":
@@ -314,7 +311,7 @@ def _run_fast(plan: Plan, dst, src) -> None:
             dbase = (dst.offset - dshift) // w
             if ks.defined:
                 _fill(ks, dview, dbase, ks.value)
-                if dmem.plane is not None and not mark_span and not already:
+                if dmem.tracked and not mark_span and not already:
                     _fill(ks, dmem.view(w, plane=True)[0], dbase, _ONES[w])
             else:
                 _fill(ks, dview, dbase, _poison(poison_byte(dst, src), w))
@@ -325,9 +322,10 @@ def _run_fast(plan: Plan, dst, src) -> None:
             idx, val, dfd = _convert_writes(ks.step, dst, src)
             _scatter(dst, idx, val, dfd)
     if mark_span:
-        if hi - lo < config.PARALLEL_BYTES:
-            dmem.plane[lo:hi] = 1
-        elif hi - lo >= config.NT_BYTES:  # streaming stores: the plane is written once, not read first
+        if dmem.lazy or hi - lo < config.PARALLEL_BYTES:  # a range of a lazy memory, or numpy's memset
+            dmem.mark_defined(lo, hi)
+            return
+        if hi - lo >= config.NT_BYTES:  # streaming stores: the plane is written once, not read first
             plane, ones = dmem.plane, _ones_page()
             _share(crew.FILL_DENSE, lambda p: K.fill_dense(plane, lo + p[0], p[1], ones), _fill_pieces(hi - lo),
                    plane, lo, ones, 0, nbytes=hi - lo)
@@ -394,11 +392,11 @@ def _copy_step(ks, w, dst, src, src_defined: bool, mark: bool = True) -> None:
     sbase = (src.offset - sshift) // w
     _copy(ks, dview, dbase, sview, sbase)
     if src_defined:
-        if dmem.plane is not None and mark:
+        if dmem.tracked and mark:
             _plane_mark(ks, dst)
         return
     sp = smem.view(w, plane=True)[0]
-    if dmem.plane is None and K.all_set(sp, sbase, ks.metas[0], _ONES[w]):
+    if not dmem.tracked and K.all_set(sp, sbase, ks.metas[0], _ONES[w]):
         return
     dmem.materialize_plane()
     dmem.forget()
@@ -412,12 +410,12 @@ def _layout_step(ks, dst, src, src_defined: bool, mark: bool) -> None:
     dbase, sbase = dst.offset + ks.doffs[0], src.offset + ks.soffs[0]
     _layout(ks, dmem.data, dbase, smem.data, sbase)
     if src_defined:
-        if dmem.plane is not None and mark:
+        if dmem.tracked and mark:
             _plane_mark(ks, dst)
         return
-    dmem.materialize_plane()
+    dplane = dmem.materialize_plane()
     dmem.forget()
-    _layout(ks, dmem.plane, dbase, smem.plane, sbase, nt=False)
+    _layout(ks, dplane, dbase, smem.plane, sbase, nt=False)
 
 
 def _layout(ks, dview, dbase, sview, sbase, nt: bool = True) -> None:
@@ -436,12 +434,14 @@ def _layout(ks, dview, dbase, sview, sbase, nt: bool = True) -> None:
 def _span_defined(t, span) -> bool:
     """Whether every byte of ``t``'s bytes ``[lo, hi)`` is defined (one vectorised pass over the plane)."""
     mem = t.memory
-    plane = mem.plane
-    if plane is None:
+    if not mem.tracked:
         return True
     lo, hi = t.offset + span[0], t.offset + span[1]
     if mem.known_defined(lo, hi):
         return True
+    if mem.lazy:  # (its ranges are exact: some byte of a non-empty span is undefined)
+        return hi <= lo
+    plane = mem.plane
     a8, b8 = -(-lo // 8) * 8, hi // 8 * 8
     if b8 <= a8:
         ok = bool(plane[lo:hi].all())
@@ -461,7 +461,7 @@ def _src_bytes(src, idx):
     mem = src.memory
     pos = src.offset + idx
     vals = mem.data[pos]
-    dfd = np.ones(idx.size, bool) if mem.plane is None else mem.plane[pos].astype(bool)
+    dfd = np.ones(idx.size, bool) if not mem.tracked else mem.plane[pos].astype(bool)
     return vals, dfd
 
 
@@ -503,7 +503,7 @@ def _scatter(dst, idx, val, dfd) -> None:
     mem = dst.memory
     pos = dst.offset + idx
     mem.data[pos] = val
-    if mem.plane is not None or not dfd.all():
+    if mem.tracked or not dfd.all():
         mem.materialize_plane()[pos] = dfd
         mem.forget()
 

@@ -293,8 +293,8 @@ class CoreTracker:
     def begin(self, block: int) -> None:
         self.before = {}
         for name, t in self.gm.items():
-            plane = t.memory.plane
-            self.before[name] = (t.memory.data.copy(), None if plane is None else plane.copy())
+            mem = t.memory
+            self.before[name] = (mem.data.copy(), mem.plane_bytes(0, mem.size).copy() if mem.tracked else None)
 
     def end(self, block: int) -> list:
         notes = []
@@ -302,7 +302,7 @@ class CoreTracker:
             data0, plane0 = self.before[name]
             mem = t.memory
             changed = mem.data != data0
-            now = changed if plane0 is None else changed | (mem.plane != plane0)
+            now = changed if plane0 is None else changed | (mem.plane_bytes(0, mem.size) != plane0)
             conflict = changed & self.written[name]
             self.written[name] |= now
             n = int(np.count_nonzero(conflict))
@@ -334,7 +334,7 @@ def collect_outputs(prog: Program, tensors: dict):
         buf, t = prog.buffer(out.buffer), tensors[out.buffer]
         data = np.ascontiguousarray(t.numpy()).reshape(buf.shape)
         mem = t.memory
-        if mem.plane is None or mem.known_defined(t.offset, t.offset + t.nbytes):  # all defined, known
+        if not mem.tracked or mem.known_defined(t.offset, t.offset + t.nbytes):  # all defined, known
             mask = np.ones(buf.shape, np.uint8)
             n_def = mask.size
         else:
