@@ -116,7 +116,7 @@ def run_program(prog: Program, skip_compute: bool = False, on_op=None, reuse: bo
     ``on_op(op, tensors)``: called before each op (``fastcopy check`` attributes what it sees to the op).
     ``reuse``: a one-core program runs on this thread's TPipe for its product, capacities and poison, restarted
     (the batch runner's way: no new on-chip memory per point); outputs in on-chip buffers are then copied out."""
-    from ..memory import GlobalTensor
+    from ..memory import GlobalTensor, aligned_empty
 
     reuse = reuse and prog.blocks == 1
 
@@ -132,8 +132,9 @@ def run_program(prog: Program, skip_compute: bool = False, on_op=None, reuse: bo
         if not buf.gm:
             continue
         if buf.init is None:
-            arr = np.full(buf.size * buf.np_dtype.itemsize, prog.poison, np.uint8).view(buf.np_dtype)
-            arr = arr.reshape(buf.shape)
+            arr = aligned_empty(buf.size * buf.np_dtype.itemsize)
+            arr.fill(prog.poison)
+            arr = arr.view(buf.np_dtype).reshape(buf.shape)
         else:
             arr = generate(buf, prog.seed, prog.file)
             # the input file holds the initial contents: a copy only when an op may change them

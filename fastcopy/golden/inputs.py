@@ -14,6 +14,7 @@ import numpy as np
 
 from ..dtypes import ASCEND_DTYPES, ascend_name
 from ..errors import ParamError
+from ..memory import aligned_empty
 from .schema import BufferSpec, CaseError, _is_float
 
 
@@ -51,7 +52,9 @@ def generate(buf: BufferSpec, seed: int, file: str = "") -> np.ndarray:
         except TypeError:  # (an unhashable init value: never kept)
             return _generate(buf, seed, file)
         if kept is not None and kept.size >= buf.size:
-            return kept[:buf.size].copy().reshape(buf.shape)
+            out = aligned_empty(buf.size * buf.np_dtype.itemsize, (buf.size,), buf.np_dtype)
+            out[...] = kept[:buf.size]
+            return out.reshape(buf.shape)
         arr = _generate(buf, seed, file)
         if len(_KEPT) >= KEEP_STREAMS:
             _KEPT.pop(next(iter(_KEPT)))
@@ -94,7 +97,7 @@ def _draw(init, dt, n, name: str, seed: int, file: str, where: str) -> np.ndarra
     kind = init["kind"]
     if kind == "file":
         return _load_file(init["path"], dt, n, file, where)
-    out = np.empty(n, dt)
+    out = aligned_empty(n * dt.itemsize, (n,), dt)
     if kind == "bits":
         rng = rng_for(seed, name)
         raw = out.reshape(-1).view(np.uint8)
