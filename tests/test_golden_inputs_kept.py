@@ -71,3 +71,13 @@ def test_errors_are_raised_every_time(monkeypatch):
         with pytest.raises(CaseError, match="overflows"):
             inputs.generate(_buf("half", bad, 1000), 1)
     assert not inputs._KEPT
+
+
+@pytest.mark.parametrize("dt, init", KINDS + [("int16_t", {"kind": "bits"}), ("float", {"kind": "constant", "value": 2.5}),
+                                              ("int32_t", {"kind": "arange", "start": 3, "step": 2})])
+def test_inputs_start_on_a_line(dt, init, monkeypatch):
+    """Every generated input (new or a kept draw's copy) starts on a 64-byte boundary: the plan cache keys on the
+    host address modulo 64, so equal sweep points then share plans whatever numpy's allocator gave."""
+    monkeypatch.setattr(inputs, "_KEPT", {})
+    for n in (300, 17, 299, 1):
+        assert inputs.generate(_buf(dt, init, n), 5).ctypes.data % 64 == 0, (dt, n)
