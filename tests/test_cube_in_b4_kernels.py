@@ -217,3 +217,27 @@ def test_compiled_choice():
     assert _b4.compiled(True, 1) or K.copy_strided is K.npkernels.copy_strided
     assert _b4.compiled(False, config.SMALL_BYTES + 1) or K.copy_strided is K.npkernels.copy_strided
     assert _b4.compiled(False, 1) == (K.loaded() and K.copy_strided is not K.npkernels.copy_strided)
+
+
+def test_repeats_keep_definedness_exact_over_a_large_tile():
+    """A 64 KiB tile from an all-defined source: the repeat skips re-marking a destination it knows is defined,
+    and still marks it after the destination was made undefined in between."""
+    pipe = fc.TPipe(product=P350)
+    src, dst = pipe.alloc("B1", "fp4x2_e2m1_t", 65536), pipe.alloc("B2", "fp4x2_e2m1_t", 65536)
+    src.numpy().view(np.uint8)[:] = np.random.default_rng(5).integers(0, 256, 65536, dtype=np.uint8)
+    src.set_defined()
+    p = fc.LoadData2DParamsV2(0, 0, 8, 16, 8, 64, True)
+    for k in range(4):
+        if k == 2:
+            dst.set_undefined()
+            assert not np.asarray(dst.defined()).any()
+        fc.LoadData(dst, src, p)
+        assert np.asarray(dst.defined()).all()
+    want = np.empty(2 * 65536, np.uint8)
+    b = src.numpy().view(np.uint8)
+    want[0::2], want[1::2] = b & 15, b >> 4
+    # Y = 128 rows x 1024 values (16 fractal columns of 8 fractals), the destination is Nz of Y^T (64-value rows)
+    y = want.reshape(16, 8 * 16, 64).transpose(1, 0, 2).reshape(128, 1024)
+    t = y.T.reshape(64, 16, 2, 64).transpose(2, 0, 1, 3).reshape(-1)  # fractal (i//64)*64 + j//16
+    got = dst.numpy().view(np.uint8)
+    assert np.array_equal(got & 15, t[0::2]) and np.array_equal(got >> 4, t[1::2])

@@ -110,6 +110,10 @@ def from_codes(c: np.ndarray, dt) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------- nibble moves
+#: fastcopy.kernels.nibbles once loaded (it loads numba)
+_KERNELS = None
+
+
 class Gather(NamedTuple):
     """A nibble map that writes every destination byte once, for the kernels of :mod:`fastcopy.kernels.nibbles`:
     ``tiles`` (16 x 16 tiles of values: rows of destination and source word offsets from the tensor starts),
@@ -146,7 +150,8 @@ class NibblePlan(NamedTuple):
 
         from ..errors import FastCopyWarning
 
-        check_in_memory(self.plan, dst, src)
+        if not repeat:  # (a prepared repeat: the same tensors as the call that checked them)
+            check_in_memory(self.plan, dst, src)
         for observer in OBSERVERS:  # (fastcopy check: the byte spans of the call)
             observer(self.plan, dst, src)
         for msg in self.plan.warnings:
@@ -207,8 +212,11 @@ class NibblePlan(NamedTuple):
     def _gather(self, dst, src) -> None:
         """The compiled nibble moves (both tensors checked by the plan's spans, in different memories): whole
         tiles on 8-byte words where both tensors allow, the rest byte by byte."""
-        from ..kernels.nibbles import gather_nibbles, mark_runs, transpose_tiles
-
+        global _KERNELS
+        if _KERNELS is None:
+            from ..kernels import nibbles as _KERNELS
+        transpose_tiles, gather_nibbles, mark_runs = _KERNELS.transpose_tiles, _KERNELS.gather_nibbles, \
+            _KERNELS.mark_runs
         g = self.gather
         smem, dmem = src.memory, dst.memory
         dview, dshift = dmem.view(8)
@@ -223,10 +231,15 @@ class NibblePlan(NamedTuple):
             gather_nibbles(dmem.materialize_plane(), dst.offset, smem.plane, src.offset, g.runs, g.step, True)
             dmem.forget()
         elif dmem.plane is not None:
-            if g.span is not None:
-                dmem.plane[dst.offset + g.span[0]:dst.offset + g.span[1]] = 1
-            else:
+            if g.span is None:
                 mark_runs(dmem.plane, dst.offset, g.runs)
+                return
+            lo, hi = dst.offset + g.span[0], dst.offset + g.span[1]
+            big = hi - lo >= config.KNOWN_BYTES
+            if not (big and dmem.known_defined(lo, hi)):  # (a repeat: already all defined)
+                dmem.plane[lo:hi] = 1
+                if big:
+                    dmem.note_defined(lo, hi)
 
     def _store(self, dst, ub, value, defined) -> None:
         """Write bytes ``ub`` (sorted) of ``dst``; undefined source nibbles travel as they are, marked undefined
