@@ -83,6 +83,10 @@ MAX_BACKOFF = 256
 #: 1.27 us (the hand-off, ~0.4 us, eats the gain), 128 KiB 1.79 vs 2.68 us, 256 KiB 3.44 vs 5.87 us; through
 #: DataCopy interleaved with np.copyto: 128 KiB 0.83x np.copyto (alone ~0.75x), 256 KiB 1.02-1.31x, 512 KiB 1.34-1.54x
 HOT_BYTES = 128 << 10
+#: ... and such a copy wakes a sleeping helper (for the calls after it; it runs alone itself) when it is the
+#: WAKE_AFTER-th call in a row, each within WAKE_GAP of the previous one (waking costs the caller a system call:
+#: measured ~5 us more than a no-op compiled call after 5 ms idle, so two calls alone never pay it)
+WAKE_AFTER = 2
 #: a waiting thread (a polling helper, a caller waiting for a helper's chunk) watches the box between POLL_PAUSES
 #: `pause` instructions, then yields its core once (measured on the VM: a pause is ~9 ns, a sched_yield with
 #: nothing else to run ~0.17 us; 32 pauses: a helper picks a posted job up in 0.3-0.4 us)

@@ -222,10 +222,16 @@ def test_a_forked_child_starts_its_own_helpers(tmp_path):
             "s = np.arange(12288, dtype=np.uint32).view(np.uint8)[:12288]\n"
             "d = np.zeros(12288, np.uint8)\n"
             "assert crew.run(crew.DENSE, d, 0, s, 0, t)\n"
+            "s2 = np.arange(1 << 18, dtype=np.uint32).view(np.uint8)\n"  # (a small copy, shared while awake)
+            "d3 = np.zeros(s2.size, np.uint8)\n"
+            "h = crew.dense_job(d3, 0, s2, 0, s2.size)\n"
+            "assert all(crew.run_job(h) for _ in range(50))\n"
             "pid = os.fork()\n"
             "if pid == 0:\n"
             "    d2 = np.zeros(12288, np.uint8)\n"
             "    ok = crew.run(crew.DENSE, d2, 0, s, 0, t) and np.array_equal(d2, s)\n"
+            "    d3[:] = 0\n"
+            "    ok = ok and all(crew.run_job(h) for _ in range(200)) and np.array_equal(d3, s2)\n"
             "    ok = ok and crew._state['pid'] == os.getpid() and len(crew._state['threads']) == 1\n"
             "    os._exit(0 if ok else 3)\n"
             "_, status = os.waitpid(pid, 0)\n"
@@ -350,7 +356,7 @@ def test_policy_small_jobs_never_wait_for_a_sleeping_helper():
     call was recent; with them awake it is shared; a large one wakes them and is shared (no verdict)."""
     rng = np.random.default_rng(3)
     src, dst, want = _dense_case(rng, 200_000, 3, 5)
-    box = _private_box(WAKE_BYTES=1 << 20, HOT_BYTES=1)
+    box = _private_box(WAKE_BYTES=1 << 20, HOT_BYTES=1, WAKE_AFTER=2)
     head = crew.dense_job(dst, 3, src, 5, 200_000)
     box[KC.SLEEPING] = 1  # (as if a helper slept on the futex)
     box[KC.T_GAP] = 1 << 62
@@ -360,7 +366,10 @@ def test_policy_small_jobs_never_wait_for_a_sleeping_helper():
     assert box[KC.WAKE] == wakes  # an isolated small call never wakes a helper
     dst[:] = 0xA5
     assert _go(box, head) == KC.ALONE_ASLEEP and np.array_equal(dst, want)
-    assert box[KC.WAKE] == wakes + 1  # the second in a row wakes it for the next ones, and runs alone
+    assert box[KC.WAKE] == wakes  # nor does the second in a row (config.WAKE_AFTER = 2)...
+    dst[:] = 0xA5
+    assert _go(box, head) == KC.ALONE_ASLEEP and np.array_equal(dst, want)
+    assert box[KC.WAKE] == wakes + 1  # ... the third wakes it for the next ones, and runs alone
     box[KC.SLEEPING] = 0
     dst[:] = 0xA5
     assert _go(box, head) == KC.SHARED_CALL and np.array_equal(dst, want)
@@ -431,29 +440,3 @@ def test_repeated_datacopy_of_a_few_hundred_kib(monkeypatch, mode, size):
         hit = ub._prepared[p.key()][4]
         assert hit[0] is None and (hit[4] is not None) == crew.SUPPORTED  # (the job is made even while disabled)
         pipe = TPipe(product="ATLAS_A2", capacities={"UB": 4 * n + 4096})
-
-
-def test_a_forked_child_shares_small_copies_with_its_own_helpers(tmp_path):
-    code = ("import os, numpy as np\n"
-            "from fastcopy import config\n"
-            "from fastcopy.dma import crew, kernels\n"
-            "kernels.load()\n"
-            "s = np.arange(1 << 18, dtype=np.uint32).view(np.uint8)\n"
-            "d = np.zeros(s.size, np.uint8)\n"
-            "h = crew.dense_job(d, 0, s, 0, s.size)\n"
-            "for _ in range(50):\n"
-            "    assert crew.run_job(h)\n"
-            "pid = os.fork()\n"
-            "if pid == 0:\n"
-            "    d[:] = 0\n"
-            "    ok = all(crew.run_job(h) for _ in range(200)) and np.array_equal(d, s)\n"
-            "    ok = ok and crew._state['pid'] == os.getpid() and len(crew._state['threads']) == 1\n"
-            "    os._exit(0 if ok else 3)\n"
-            "_, status = os.waitpid(pid, 0)\n"
-            "assert os.waitstatus_to_exitcode(status) == 0, status\n"
-            "assert np.array_equal(d, s)\n"
-            "crew.stop()\n"
-            "print('ok')\n")
-    env = dict(os.environ, FASTCOPY_THREADS="2")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

@@ -11,8 +11,9 @@ Which calls are shared (decided in :func:`fastcopy.kernels.crew.go`, one compile
 - a job of at least ``config.WAKE_BYTES`` always (a sleeping helper is woken for it);
 - a smaller job (down to ``config.HOT_BYTES``: a repeated DataCopy of 256 KiB, a 64 KiB LoadData tile) only
   when the helpers are awake (a call came within their spin window, as in a loop of copies). With the helpers
-  asleep it runs on the calling thread alone, and a sleeping helper is woken (for the calls after it) only when
-  the previous call was less than ``config.WAKE_GAP`` ago: an isolated call never pays a wake-up.
+  asleep it runs on the calling thread alone, and a sleeping helper is woken (for the calls after it) only by
+  the ``config.WAKE_AFTER``-th call in a row, each less than ``config.WAKE_GAP`` after the previous one: an
+  isolated call (or a pair) never pays a wake-up.
 
 When a helper holds a call up (the caller waited for it longer than ``config.SLOW_HELPER`` times its own work:
 another process has its core), the next calls run unshared, 2, 4, ... up to ``config.MAX_BACKOFF`` of them,
@@ -70,6 +71,7 @@ def tune(box=None) -> None:
     box[crew.T_SLOW] = big if slow >= big else int(slow)
     box[crew.T_MAX_BACKOFF] = max(1, int(config.MAX_BACKOFF))
     box[crew.T_POLL] = max(1, int(config.POLL_PAUSES))
+    box[crew.T_WAKE_AFTER] = max(1, int(config.WAKE_AFTER))
 
 
 def reset() -> None:

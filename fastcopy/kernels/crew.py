@@ -36,8 +36,8 @@ from .strided import copy_strided, fill_strided
 WORD, DONE, STOP, SLEEPING, WAKE, SPIN, HELPED = 0, 8, 16, 17, 18, 19, 20
 KIND, NCHUNK, DADDR, DLEN, DBASE, SADDR, SLEN, SBASE, WIDTH, VALUE, NT, TADDR, TCOLS, NBYTES = range(24, 38)
 # the caller's side (written under LOCK): back-off state, the last call's TSC, counters; then the policy
-LOCK, SKIP, BACKOFF, LAST, SHARED, ALONE = range(40, 46)
-T_SPIN, T_WAKE_BYTES, T_GAP, T_SLOW, T_MAX_BACKOFF, T_POLL = range(48, 54)
+LOCK, SKIP, BACKOFF, LAST, SHARED, ALONE, STREAK = range(40, 47)
+T_SPIN, T_WAKE_BYTES, T_GAP, T_SLOW, T_MAX_BACKOFF, T_POLL, T_WAKE_AFTER = range(48, 55)
 BOX_SIZE = 56
 HEAD = NBYTES - KIND + 1  # a job header: the box's slots KIND..NBYTES
 # a header's slots (``h[H_...]``: the box's slots minus KIND)
@@ -381,11 +381,12 @@ def _go(box, head):
     now = rdtsc()
     recent = now - box[LAST] < box[T_GAP]
     box[LAST] = now
+    box[STREAK] = box[STREAK] + 1 if recent else 0  # (calls in a row before this one, each soon after the last)
     big = head[H_NBYTES] >= box[T_WAKE_BYTES]
     if not big and atomic_load(box, SLEEPING) > 0:
         # a smaller job never waits for a helper's wake-up (15-90 us on a VM); in a row of calls the helper
-        # is woken for the next ones, this one runs alone
-        if recent:
+        # is woken for the next ones (the wake costs this call a system call: not for two calls alone)
+        if box[STREAK] >= box[T_WAKE_AFTER]:
             _wake(box)
         _alone(head)
         return ALONE_ASLEEP
