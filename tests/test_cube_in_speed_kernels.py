@@ -185,3 +185,33 @@ def test_element_steps_move_exactly_the_map(es, shape, split, seed, shuffle, fil
     want = want[np.lexsort((want[:, 1], want[:, 0]))]
     assert np.array_equal(_pairs(steps, es), want)
     assert overlap == bool(np.unique(d).size < d.size)
+
+
+@pytest.mark.parametrize("zmm", [True, False])
+@pytest.mark.parametrize("w", [1, 2, 4, 8])
+@pytest.mark.parametrize("tiles", [1, 2])
+def test_tile_transposes_both_register_widths(zmm, w, tiles):
+    """Both tile transposes (64-byte registers with the butterfly, 32-byte registers with interleaves; the kernel
+    takes the one the CPU suits) against numpy, on strided rows: every element lands on its transposed place."""
+    from numba import njit
+
+    from fastcopy.kernels import elements
+
+    tile = (elements._zmm_tile_intrinsic if zmm else elements._tile_intrinsic)(w, tiles)
+
+    @njit
+    def run(dst, d, da, src, s, sc):
+        tile(dst, d, da, src, s, sc)
+
+    n = 32 // w
+    sc, da = 32 * tiles + 40, 32 + 24
+    src = np.random.default_rng(w).integers(0, 256, n * sc + 64, dtype=np.uint8)
+    got = np.zeros(2 * n * da + 64, np.uint8)
+    run(got, 5, da, src, 3, sc)
+    want = np.zeros_like(got)
+    for t in range(tiles):
+        for r in range(n):  # source row r, element c of tile t -> destination row t*n + c, element r
+            for c in range(n):
+                d, s = 5 + (t * n + c) * da + r * w, 3 + r * sc + 32 * t + c * w
+                want[d:d + w] = src[s:s + w]
+    assert np.array_equal(got, want)
