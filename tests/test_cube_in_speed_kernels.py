@@ -14,6 +14,7 @@ from test_cube_in_helpers import reference_img2col
 from test_layout_paths import layout_config
 
 import fastcopy as fc
+from fastcopy import config
 from fastcopy.cube import img2col as _img2col
 from fastcopy.cube import loaddata as _loaddata
 from fastcopy.dma import abi, npkernels
@@ -215,3 +216,83 @@ def test_tile_transposes_both_register_widths(zmm, w, tiles):
                 d, s = 5 + (t * n + c) * da + r * w, 3 + r * sc + 32 * t + c * w
                 want[d:d + w] = src[s:s + w]
     assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("w,burst_bytes,dshift", [(w, b, d) for w in (1, 2, 4, 8) for b, d in
+                                                   ((96, 0), (96, 16), (48, 8), (32, 24), (16, 0), (208, 48), (96, 3))
+                                                   if d % w == 0])  # (a view of w-byte units starts on a unit)
+def test_large_gather_streams_exactly(w, burst_bytes, dshift):
+    """A strided copy writing more than config.GATHER_NT_BYTES in short bursts, its innermost loop contiguous on
+    the destination (the img2col gather shape) takes the streaming stores: bit for bit the numpy kernel's result,
+    bursts starting on 32-, 16- or unaligned boundaries (regular stores there), the bytes around untouched."""
+    from fastcopy import config
+    from fastcopy.kernels import strided
+
+    b = burst_bytes // w
+    inner, mid = 3, 8
+    outer = -(-config.GATHER_NT_BYTES // (burst_bytes * inner * mid)) + 1
+    src_stride = b * 5 + 1  # scattered reads
+    loops = ((outer, src_stride * inner * mid + 7, b * inner * mid), (1, 0, 0), (mid, src_stride * inner, b * inner),
+             (inner, src_stride, b))
+    meta = abi.pack(b, loops, (0, 1, 0, outer), (0,), (0,))
+    rng = np.random.default_rng(burst_bytes + dshift)
+    src = rng.integers(0, 256, (outer * (src_stride * inner * mid + 7) + b) * w + 64, dtype=np.uint8)
+    raw = np.zeros(outer * b * inner * mid * w + 256, np.uint8)
+    start = (-raw.ctypes.data) % 64 + dshift  # the destination's first burst dshift bytes past a line
+    got = raw.view(np.uint8)
+    want = got.copy()
+    dview = got[start - start % w:].view(np.dtype(f"u{w}")) if w > 1 else got[start:]
+    wview = want[start - start % w:].view(np.dtype(f"u{w}")) if w > 1 else want[start:]
+    sview = src[:src.size // w * w].view(np.dtype(f"u{w}"))
+    assert strided._streams(meta, w)
+    strided.copy_strided(dview, 0, sview, 1, meta)
+    npkernels.copy_strided(wview, 0, sview, 1, meta)
+    assert np.array_equal(got, want)
+
+
+def _numpy_img2col(fmap, k, pad, pad_value):
+    """The img2col matrix the numpy way (a padded NHWC0 map and a sliding window; stride and dilation 1), checked
+    against the element-wise reference below on a small map."""
+    C, H, W = fmap.shape
+    c0 = 32 // fmap.itemsize
+    C1 = -(-C // c0)
+    nc = np.zeros((C1 * c0, H, W), fmap.dtype)
+    nc[:C] = fmap
+    padded = np.pad(nc.reshape(C1, c0, H, W).transpose(0, 2, 3, 1), ((0, 0), (pad, pad), (pad, pad), (0, 0)),
+                    constant_values=pad_value)
+    win = np.lib.stride_tricks.sliding_window_view(padded, (k, k), axis=(1, 2))  # (C1, Ho, Wo, c0, k, k)
+    Ho, Wo = win.shape[1:3]
+    return np.ascontiguousarray(win.transpose(1, 2, 0, 4, 5, 3)).reshape(Ho * Wo, C1 * k * k * c0)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dt,C,HW", [(np.float16, 64, 48), (np.int8, 128, 48), (np.float32, 24, 64)])
+def test_large_img2col_matches_numpy(threads, dt, C, HW):
+    """An img2col helper call large enough that its gather streams (every thread's chunk above
+    config.GATHER_NT_BYTES), twice (the staging buffer reused), one thread and two, against the numpy way."""
+    from fastcopy.formats import _raw
+    from fastcopy.kernels import strided
+
+    small = (np.arange(5 * 6 * 7) % 97).reshape(5, 6, 7).astype(dt)
+    assert np.array_equal(_numpy_img2col(small, 3, 1, 7).view(np.uint8),
+                          reference_img2col(small, 3, 3, 1, 1, 1, 1, (1, 1, 1, 1), 7).view(np.uint8))
+    saved = config.THREADS
+    config.THREADS = threads
+    _img2col._helper_plans.cache_clear()
+    try:
+        for seed in (1, 2):
+            fmap = np.random.default_rng(seed).integers(0, 100, (C, HW, HW)).astype(dt)
+            want = _numpy_img2col(fmap, 3, 1, 5)
+            got = fc.img2col(fmap, 3, pad=1, pad_value=5)
+            es, c0 = fmap.itemsize, 32 // fmap.itemsize
+            mid = np.empty(-(-C // c0) * HW * HW * c0, dt)
+            gather = _img2col._helper_plans(C, HW, HW, es, c0, 3, 3, 1, 1, 1, 1, (1,) * 4, None,
+                                            np.asarray(5, dt).tobytes(), _raw(fmap)._sig, _raw(mid)._sig,
+                                            _raw(got)._sig)[1]
+            interior = gather.ksteps[0]
+            rows = interior.metas[0].base if len(interior.metas) > 1 else interior.metas
+            assert len(rows) == threads and all(strided._streams(m, interior.w) for m in rows)
+            assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
+    finally:
+        config.THREADS = saved
+        _img2col._helper_plans.cache_clear()

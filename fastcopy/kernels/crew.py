@@ -17,6 +17,9 @@ box (another thread holding it: the job runs alone), applies the back-off, decid
 is shared only with a helper that is awake, and never wakes one for itself), publishes, joins and judges the
 helper. Its policy numbers are box slots that :mod:`fastcopy.dma.crew` sets from ``config``.
 
+numba's on-disk cache of :func:`run_chunk` holds the kernels it calls (elements, layout, strided) but is
+checked only against this file: a change to one of them is not seen here until this file changes too.
+
 Arrays reach the helpers as addresses (the caller keeps them alive until :func:`join` returns). The box layout
 is private to this module and :mod:`fastcopy.dma.crew`; its slots are the constants below.
 """

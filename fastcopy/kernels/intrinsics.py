@@ -35,3 +35,15 @@ def memset_units(typingctx, dst, doff, n, byte):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@intrinsic
+def address(typingctx, arr, i):
+    """The address of ``arr[i]`` as an integer (alignment tests; no ctypes object is made)."""
+    sig = types.intp(arr, types.intp)
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        return builder.ptrtoint(builder.gep(ary.data, [args[1]]), context.get_value_type(types.intp))
+
+    return sig, codegen
