@@ -103,7 +103,7 @@ LAZY_PLANES = True
 LAZY_RANGES = 16
 
 # ---- h14fast: the cube-in speed paths ----------------------------------------------------------------------------
-#: a strided copy call (one thread's chunk) writing at least GATHER_NT_BYTES in bursts of whole 16-byte pieces below
+#: a strided copy call (one thread's chunk) writing at least GATHER_NT_BYTES in bursts of whole 32-byte pieces below
 #: 512 bytes, its innermost loop writing the destination contiguously, uses non-temporal stores (fastcopy/kernels/
 #: strided.py; the img2col of a 1 MiB half map, 9 MiB out in 96-byte bursts, measured ~20% faster streaming)
 GATHER_NT_BYTES = 1 << 20

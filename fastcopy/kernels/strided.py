@@ -10,9 +10,9 @@ threads; unused levels have count 1), each iteration moving one burst of ``burst
 
 Bursts of at least ``MEMCPY_BYTES`` go through ``llvm.memcpy`` / ``llvm.memset``; 1, 2 and 4-unit bursts (a
 32-byte block in uint64 units) are unrolled. A large gather (a call writing at least ``config.GATHER_NT_BYTES``
-in bursts of whole 16-byte pieces shorter than ``MEMCPY_BYTES``, its innermost loop writing the destination
-contiguously: the img2col of a feature map) stores with non-temporal 32 / 16-byte stores where a burst starts on
-a 16-byte boundary (regular stores elsewhere) and ends with a store fence: its output, larger than a core's L2,
+in bursts of whole 32-byte pieces shorter than ``MEMCPY_BYTES``, its innermost loop writing the destination
+contiguously: the img2col of a feature map) stores with non-temporal 32-byte stores where a burst starts on a
+32-byte boundary (regular stores elsewhere) and ends with a store fence: its output, larger than a core's L2,
 is then written once instead of read and written back (measured on the 9 MiB img2col gather: see
 ``config.GATHER_NT_BYTES``). Compiled lazily per view width (uint8/16/32/64), cached on disk,
 GIL released. The definedness plane is moved by a second call on the plane views.
@@ -26,7 +26,7 @@ from numba import njit
 
 from ..config import GATHER_NT_BYTES
 from .intrinsics import address, memcpy_units, memset_units
-from .layout import copy16_nt, copy32_nt, store_fence
+from .layout import copy32_nt, store_fence
 
 MEMCPY_BYTES = 512
 
@@ -54,22 +54,13 @@ def _copy_burst(dst, d, src, s, burst):
 
 
 @njit(inline="always", boundscheck=False)
-def _copy_burst_nt(dst, d, src, s, burst, u16, u32):
-    """A burst of whole 16-byte pieces (``u16``, ``u32``: units in 16 and 32 bytes), non-temporal where it starts
-    on a 16-byte boundary."""
-    addr = address(dst, d)
-    if addr & 15:  # (no array slices here: their reference counting is an atomic, which flushes the
+def _copy_burst_nt(dst, d, src, s, burst, u32):
+    """A burst of whole 32-byte pieces (``u32`` units each), non-temporal if it starts on a 32-byte boundary."""
+    if address(dst, d) & 31:  # (no array slices here: their reference counting is an atomic, which flushes the
         memcpy_units(dst, d, src, s, burst)  # write-combining buffers of the streaming stores)
         return
-    k = 0
-    if addr & 31:
-        copy16_nt(dst, d, src, s)
-        k = u16
-    while k + u32 <= burst:
+    for k in range(0, burst, u32):
         copy32_nt(dst, d + k, src, s + k)
-        k += u32
-    if k < burst:
-        copy16_nt(dst, d + k, src, s + k)
 
 
 @njit(nogil=True, boundscheck=False)
@@ -80,8 +71,7 @@ def _copy_nt(dst, dbase, src, sbase, meta):
     s0, s1, s2, s3 = meta[2], meta[5], meta[8], meta[11]
     d0, d1, d2, d3 = meta[3], meta[6], meta[9], meta[12]
     o_lo, o_hi, i_lo, i_hi, n_off = meta[13], meta[14], meta[15], meta[16], meta[17]
-    u16 = 16 // dst.itemsize
-    u32 = 2 * u16
+    u32 = 32 // dst.itemsize
     for o in range(o_lo, o_hi):
         do0 = dbase + meta[18 + o]
         so0 = sbase + meta[18 + n_off + o]
@@ -95,7 +85,7 @@ def _copy_nt(dst, dbase, src, sbase, meta):
                     so3 = so2 + i2 * s2
                     do3 = do2 + i2 * d2
                     for i3 in range(c3):
-                        _copy_burst_nt(dst, do3 + i3 * d3, src, so3 + i3 * s3, burst, u16, u32)
+                        _copy_burst_nt(dst, do3 + i3 * d3, src, so3 + i3 * s3, burst, u32)
     store_fence()
 
 
@@ -104,7 +94,7 @@ def _streams(meta, w):
     """Whether a copy is a large gather that streams (see the module docstring)."""
     burst, c3, d3 = meta[0], meta[10], meta[12]
     nbytes = burst * w * max(meta[14] - meta[13], 0) * max(meta[16] - meta[15], 0) * meta[4] * meta[7] * c3
-    return nbytes >= GATHER_NT_BYTES and (burst * w) % 16 == 0 and burst * w < MEMCPY_BYTES and c3 > 1 and d3 == burst
+    return nbytes >= GATHER_NT_BYTES and (burst * w) % 32 == 0 and burst * w < MEMCPY_BYTES and c3 > 1 and d3 == burst
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
