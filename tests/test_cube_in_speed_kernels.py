@@ -222,7 +222,7 @@ def test_tile_transposes_both_register_widths(zmm, w, tiles):
                                                    ((96, 0), (96, 16), (64, 8), (32, 24), (32, 0), (224, 48), (96, 3))
                                                    if d % w == 0])  # (a view of w-byte units starts on a unit)
 def test_large_gather_streams_exactly(w, burst_bytes, dshift):
-    """A strided copy writing more than config.GATHER_NT_BYTES in short bursts, its innermost loop contiguous on
+    """A strided copy writing more than strided.GATHER_NT_BYTES in short bursts, its innermost loop contiguous on
     the destination (the img2col gather shape) takes the streaming stores: bit for bit the numpy kernel's result,
     bursts starting on 32-byte boundaries or not (regular stores there), the bytes around untouched."""
     from fastcopy import config
@@ -230,7 +230,7 @@ def test_large_gather_streams_exactly(w, burst_bytes, dshift):
 
     b = burst_bytes // w
     inner, mid = 3, 8
-    outer = -(-config.GATHER_NT_BYTES // (burst_bytes * inner * mid)) + 1
+    outer = -(-strided.GATHER_NT_BYTES // (burst_bytes * inner * mid)) + 1
     src_stride = b * 5 + 1  # scattered reads
     loops = ((outer, src_stride * inner * mid + 7, b * inner * mid), (1, 0, 0), (mid, src_stride * inner, b * inner),
              (inner, src_stride, b))
@@ -269,7 +269,7 @@ def _numpy_img2col(fmap, k, pad, pad_value):
 @pytest.mark.parametrize("dt,C,HW", [(np.float16, 64, 48), (np.int8, 128, 48), (np.float32, 24, 64)])
 def test_large_img2col_matches_numpy(threads, dt, C, HW):
     """An img2col helper call large enough that its gather streams (every thread's chunk above
-    config.GATHER_NT_BYTES), twice (the staging buffer reused), one thread and two, against the numpy way."""
+    strided.GATHER_NT_BYTES), twice (the staging buffer reused), one thread and two, against the numpy way."""
     from fastcopy.formats import _raw
     from fastcopy.kernels import strided
 

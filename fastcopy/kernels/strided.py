@@ -9,12 +9,12 @@ threads; unused levels have count 1), each iteration moving one burst of ``burst
     dst[d:d+burst] = src[s:s+burst]
 
 Bursts of at least ``MEMCPY_BYTES`` go through ``llvm.memcpy`` / ``llvm.memset``; 1, 2 and 4-unit bursts (a
-32-byte block in uint64 units) are unrolled. A large gather (a call writing at least ``config.GATHER_NT_BYTES``
+32-byte block in uint64 units) are unrolled. A large gather (a call writing at least ``GATHER_NT_BYTES``
 in bursts of whole 32-byte pieces shorter than ``MEMCPY_BYTES``, its innermost loop writing the destination
 contiguously: the img2col of a feature map) stores with non-temporal 32-byte stores where a burst starts on a
 32-byte boundary (regular stores elsewhere) and ends with a store fence: its output, larger than a core's L2,
 is then written once instead of read and written back (measured on the 9 MiB img2col gather: see
-``config.GATHER_NT_BYTES``). Compiled lazily per view width (uint8/16/32/64), cached on disk,
+``GATHER_NT_BYTES``). Compiled lazily per view width (uint8/16/32/64), cached on disk,
 GIL released. The definedness plane is moved by a second call on the plane views.
 
 Everything static about a step travels in one int64 array ``meta``; its layout is defined (and built) only by
@@ -24,11 +24,13 @@ Everything static about a step travels in one int64 array ``meta``; its layout i
 import numpy as np
 from numba import njit
 
-from ..config import GATHER_NT_BYTES
 from .intrinsics import address, memcpy_units, memset_units
 from .layout import copy32_nt, store_fence
 
 MEMCPY_BYTES = 512
+#: a copy call (one thread's chunk) writing at least this many bytes as a gather streams (see the module docstring;
+#: a compile-time constant of the kernel, so here and not in fastcopy.config: kernels import nothing above them)
+GATHER_NT_BYTES = 1 << 20
 
 
 @njit(inline="always", boundscheck=False)
@@ -170,6 +172,20 @@ def fill_strided(dst, dbase, meta, value):
                     do3 = do2 + i2 * d2
                     for i3 in range(c3):
                         _fill_burst(dst, do3 + i3 * d3, v, burst, big, byte)
+
+
+@njit(cache=True, nogil=True, boundscheck=False)
+def run_steps(dst, src, table):
+    """A small plan's copies and fills in one call (the prepared repeat of a small img2col load: one dispatch
+    instead of one per step, and few arguments: each costs in the dispatch): row ``k`` of ``table`` is
+    ``[kind, value, dbase, sbase, meta...]``, a step's ``meta`` (padded) run as a copy (``kind`` 0) or as a fill of
+    ``value`` (``kind`` 1; the uint64 fill value's bits); every step on views of one width."""
+    for k in range(table.shape[0]):
+        meta = table[k, 4:]
+        if table[k, 0] == 0:
+            copy_strided(dst, table[k, 2], src, table[k, 3], meta)
+        else:
+            fill_strided(dst, table[k, 2], meta, np.uint64(table[k, 1]))
 
 
 @njit(cache=True, nogil=True, boundscheck=False)
