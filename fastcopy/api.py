@@ -26,7 +26,7 @@ from .ops.common import core_of
 from .ops.loopmode import DataCopyMVType
 from .ops.pad import PaddingMode
 from .params import (DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams, Nd2NzParams,
-                     Nz2NdParamsFull, SliceInfo)
+                     Nz2NdParamsFull, ParamStruct, SliceInfo)
 
 # The cube's modules load on a first cube call, not with `import fastcopy` (a DataCopy never needs them). A type
 # test of a cube params class goes through `loaded()` where the module may not be imported yet (no instance of a
@@ -229,6 +229,8 @@ def LoadData(dst, src, params, **kwargs) -> None:  # noqa: N802
 
     A repeat of a call (same tensors and parameters, no register of the core written since) skips planning.
     """
+    if _again(_LD, dst, src, params, kwargs["config"] if len(kwargs) == 1 and "config" in kwargs else kwargs or None):
+        return
     kind = type(params)
     cp = _cp
     if kind is cp.LoadData2DParams or kind is cp.LoadData2DParamsV2:
@@ -236,12 +238,12 @@ def LoadData(dst, src, params, **kwargs) -> None:  # noqa: N802
             raise UnsupportedError(f"LoadData({kind.__name__}): takes no keyword arguments, got "
                                    f"{', '.join(kwargs)} (config= belongs to the 3D forms)")
         key = (kind, params.key())
-        if _repeated(key, dst, src):
+        if _repeated(key, dst, src, _LD, params, None):
             return
         if kind is cp.LoadData2DParams:
-            _planned(key, dst, src, _loaddata.plan_load2d(dst, src, params))
+            _planned(key, dst, src, _loaddata.plan_load2d(dst, src, params), _LD, params, None)
         else:
-            _planned(key, dst, src, _loaddata.plan_load2dv2(dst, src, params))
+            _planned(key, dst, src, _loaddata.plan_load2dv2(dst, src, params), _LD, params, None)
     elif kind is cp.LoadData3DParamsV2 or kind is cp.LoadData3DParamsV2Pro or kind is cp.LoadData3DParamsV1:
         config = kwargs.pop("config", None)
         if kwargs:
@@ -261,19 +263,22 @@ def LoadDataWithTranspose(dst, src, params) -> None:  # noqa: N802
     """``AscendC::LoadDataWithTranspose(dst, src, LoadData2dTransposeParams | LoadData2dTransposeParamsV2)``:
     ``repeatTimes`` squares (b8: two stacked fractals, b16: one, b32: two side by side) transposed, the
     output fractals of square ``i`` at ``i*(dstGap+1) + j*(dstFracGap+1)``. docs/cube-in.md."""
+    if _again(_LDT, dst, src, params, None):
+        return
     kind = type(params)
     if kind is not _cp.LoadData2dTransposeParams and kind is not _cp.LoadData2dTransposeParamsV2:
         raise UnsupportedError(f"LoadDataWithTranspose: takes LoadData2dTransposeParams or "
                                f"LoadData2dTransposeParamsV2, got {kind.__name__}")
     key = (kind, params.key())
-    if not _repeated(key, dst, src):
-        _planned(key, dst, src, _loaddata.plan_transpose(dst, src, params))
+    if not _repeated(key, dst, src, _LDT, params, None):
+        _planned(key, dst, src, _loaddata.plan_transpose(dst, src, params), _LDT, params, None)
 
 
 def LoadDataWithStride(dst, src, params, config=None) -> None:  # noqa: N802
     """``AscendC::LoadDataWithStride(dst, src, LoadData3DParamsV2)`` (Atlas 350): img2col written with the
     destination pitch set by ``SetLoadDataRepeatWithStride``. docs/cube-in.md."""
-    _load3d(dst, src, params, config, True)
+    if not _again(_LDS, dst, src, params, config):
+        _load3d(dst, src, params, config, True)
 
 
 def _load3d(dst, src, params, config, with_stride: bool) -> None:
@@ -281,24 +286,66 @@ def _load3d(dst, src, params, config, with_stride: bool) -> None:
     Atlas 350 pitch) happen while planning; a repeat under an unchanged state version would write the very same
     values again, so it skips them with the planning."""
     key = None
+    api = _LDS if with_stride else _LD
     if type(params) in (_LOAD_FORMS or _loaddata_forms()) and (
             config is None or type(config) is _registers.IsResetLoad3dConfig):
         key = ("3d", type(params), params.key(), with_stride, None if config is None else config.key())
-        if _repeated(key, dst, src):
+        if _repeated(key, dst, src, api, params, config):
             return
-    _planned(key, dst, src, _img2col.plan_load3d(dst, src, params, config=config, with_stride=with_stride))
+    _planned(key, dst, src, _img2col.plan_load3d(dst, src, params, config=config, with_stride=with_stride), api,
+             params, config)
 
 
 #: the prepared slot of a remembered 4-bit transpose (a NibblePlan runs itself: its nibble kernels)
 _NIBBLES = object()
 
 
-def _repeated(key, dst, src) -> bool:
+#: entry points of the cube-in loads (tags of the last-call memo, see _again)
+_LD, _LDT, _LDS = "LoadData", "LoadDataWithTranspose", "LoadDataWithStride"
+_LAST = "last"  # the destination cache's slot of the memo
+
+
+def _snapshot(obj):
+    """The parameter struct's cached value snapshot (the tuple ``key()`` returns until a field is set), or None
+    (also for anything that is not a parameter struct)."""
+    return obj.__dict__.get("_key") if isinstance(obj, ParamStruct) else None
+
+
+def _again(api: str, dst, src, params, config) -> bool:
+    """The cube-in loads' quickest repeat: the same entry point on this destination with the very parameter
+    snapshots (same objects, no field set since: ``key()`` returns the same tuple) as its last prepared call runs
+    that call's entry without building and hashing its key (the source and the core's state version are checked
+    by :func:`_hit` as for any hit)."""
+    cache = dst._prepared if type(dst) in _TENSORS else None
+    if cache is None:
+        return False
+    last = cache.get(_LAST)
+    if last is None or last[0] != api or last[1] is not _snapshot(params):
+        return False
+    cs = _snapshot(config)
+    return last[2] is cs and (cs is not None or config is None) and _run_hit(last[3], dst, src)
+
+
+def _note_last(api: str, dst, params, config, hit) -> None:
+    pk, cs = _snapshot(params), _snapshot(config)
+    if hit is not None and pk is not None and (cs is not None or config is None):
+        dst._prepared[_LAST] = (api, pk, cs, hit)
+
+
+def _repeated(key, dst, src, api: str, params, config) -> bool:
     """A cube-in load: whether a prepared repeat of ``key`` on these tensors ran (see :func:`_remember`)."""
     cache = dst._prepared if type(dst) in _TENSORS else None
     if cache is None:
         return False
     hit = cache.get(key)
+    if _run_hit(hit, dst, src):
+        _note_last(api, dst, params, config, hit)
+        return True
+    return False
+
+
+def _run_hit(hit, dst, src) -> bool:
+    """:func:`_hit` for the cube-in loads: a remembered 4-bit transpose runs its NibblePlan itself."""
     if hit is not None and hit[4] is _NIBBLES:
         if hit[2] is src and hit[0].version == hit[1]:
             hit[3].run(dst, src, repeat=True)
@@ -307,7 +354,7 @@ def _repeated(key, dst, src) -> bool:
     return _hit(hit, dst, src)
 
 
-def _planned(key, dst, src, plan) -> None:
+def _planned(key, dst, src, plan, api: str, params, config) -> None:
     """A cube-in load just planned: run it and keep it for its repeats (``key`` None: not kept). A 4-bit transpose
     moves nibbles (a NibblePlan, run by itself on its repeats too)."""
     nibbles = type(plan) is _b4.NibblePlan
@@ -319,6 +366,7 @@ def _planned(key, dst, src, plan) -> None:
         _remember(key, dst, src, plan)
         if nibbles and dst._prepared.get(key) is not None:
             dst._prepared[key][4] = _NIBBLES
+        _note_last(api, dst, params, config, dst._prepared.get(key))
 
 
 def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=None):  # noqa: N802, N803

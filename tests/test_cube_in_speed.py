@@ -259,3 +259,69 @@ def test_loaddata_dispatch_errors():
         fc.LoadDataWithTranspose(dst, src, fc.LoadData2DParams(0, 1, 1))
     with pytest.raises(fc.UnsupportedError, match="config= takes IsResetLoad3dConfig"):
         fc.LoadData(dst, src, _p3("half"), config=3)
+
+
+# ------------------------------------------------------------------------------------- the last-call memo
+def test_memo_tells_the_entry_points_apart(planned):
+    """The same params object through LoadData and LoadDataWithStride on one destination (the quickest repeat
+    keys on the very parameter snapshot): each entry point keeps its own meaning, as with no cache at all."""
+    p = _p3("half", mExtension=32)  # (two fractal rows: the pitch matters)
+
+    def plain(pipe, dst, src):
+        fc.LoadData(dst, src, p, config=_NO_SET)
+
+    def strided(pipe, dst, src):
+        fc.LoadDataWithStride(dst, src, p, config=_NO_SET)
+
+    pitch = lambda pipe, dst, src: fc.SetLoadDataRepeatWithStride(  # noqa: E731
+        fc.LoadDataRepeatParamWithStride(0, 1, 0, 3), pipe=pipe)
+    setup = [pitch, _set_fmatrix(6, 6, (1, 1, 1, 1)), _set_pad(7)]
+    clear = lambda pipe, dst, src: dst.numpy().view(np.uint8).__setitem__(slice(None), 0)  # noqa: E731
+    # (a LoadData on Atlas 350 writes the pitch register itself: the strided loads come first)
+    actions = setup + [clear, strided, strided, clear, plain, plain, clear, strided]
+    results = _replay(P350, "half", 2 * 6 * 6 * 16, "A2", 8192, actions)
+    _assert_same(results)
+    k = len(setup)
+    assert not np.array_equal(results[0][k + 2][0], results[0][k + 5][0])  # the two loads write differently
+
+
+def test_memo_sees_changed_fields_and_keeps_refusing_bad_calls(planned):
+    """A field set on the params object between repeats (the snapshot is gone) plans again; a keyword argument
+    LoadData 2D refuses is refused on a repeat too."""
+    pipe = fc.TPipe(product=A2)
+    src, dst = _fmap(pipe, "half", 4096, 7), pipe.alloc("A2", "half", 4096)
+    p = fc.LoadData2DParams(0, 4, 1)
+    fc.LoadData(dst, src, p)
+    fc.LoadData(dst, src, p)
+    n = planned["n"]
+    fc.LoadData(dst, src, p)
+    assert planned["n"] == n
+    p.srcStride = 2
+    fc.LoadData(dst, src, p)
+    assert planned["n"] == n + 1
+    want = src.numpy().view(np.uint16).reshape(-1, 256)[[0, 2, 4, 6]].reshape(-1)
+    assert np.array_equal(dst.numpy().view(np.uint16)[:1024], want)
+    for bad in ({"config": _NO_SET}, {"config": 3}, {"foo": 1}):
+        with pytest.raises(fc.UnsupportedError, match="takes no keyword arguments"):
+            fc.LoadData(dst, src, p, **bad)
+
+
+@pytest.mark.parametrize("kernels", ["numba", "numpy"])
+def test_small_img2col_repeat_is_one_kernel_call(kernels):
+    """A small img2col load with padding (copies and fills on one view width) is prepared as one ``run_steps``
+    call; its repeats write what a call that never saw the cache writes (numba kernel and numpy stand-in)."""
+    from fastcopy.dma import kernels as K
+
+    p = _p3("half")
+    actions = [_set_fmatrix(6, 6, (1, 1, 1, 1)), _set_pad(7), _load(p), _load(p), _load(p)]
+    K.use(kernels)
+    try:
+        _assert_same(_replay(A2, "half", 2 * 6 * 6 * 16, "A2", 4096, actions))
+        pipe = fc.TPipe(product=A2)
+        src, dst = _fmap(pipe, "half", 2 * 6 * 6 * 16, 1), pipe.alloc("A2", "half", 4096)
+        for act in actions:
+            act(pipe, dst, src)
+        prep = next(v[4] for k, v in dst._prepared.items() if k[0] == "3d")
+        assert [c[0] for c in prep[1]] == ["steps"]
+    finally:
+        K.use("auto")

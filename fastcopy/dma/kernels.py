@@ -16,8 +16,9 @@ from . import abi, npkernels
 
 KERNELS = ("copy_strided", "fill_strided", "all_set")
 #: the layout kernels: only ever called for steps larger than config.SMALL_BYTES, so their stand-ins load numba
-#: (their numpy versions in .npkernels serve FASTCOPY_KERNELS=numpy)
-LAYOUT_KERNELS = ("transpose_blocks", "copy_dense", "copy_rows", "fill_dense", "transpose_elements")
+#: (their numpy versions in .npkernels serve FASTCOPY_KERNELS=numpy); but transpose_elements (also small element
+#: transposes) and run_steps (small prepared plans) run in numpy for small early calls, as the strided kernels
+LAYOUT_KERNELS = ("transpose_blocks", "copy_dense", "copy_rows", "fill_dense", "transpose_elements", "run_steps")
 _calls = 0
 
 
@@ -109,7 +110,34 @@ def _layout_stand_in(name: str):
     return call
 
 
+def _early(nbytes: int) -> bool:
+    """Whether a small call runs in numpy (the rule of :func:`_small`, for kernels whose arguments say their size
+    another way)."""
+    global _calls
+    _calls += 1
+    return _calls <= config.CALLS_BEFORE_KERNELS and nbytes <= config.SMALL_BYTES
+
+
+def _transpose_elements(dst, dbase, src, sbase, meta):
+    """Stand-in: a small element transpose (a 1 KiB LoadDataWithTranspose square) runs in numpy early on."""
+    m = meta.tolist()
+    n = (m[abi.T_B_HI] - m[abi.T_B_LO]) * (m[abi.T_A_HI] - m[abi.T_A_LO]) * m[abi.T_NC] * m[abi.T_BURST]
+    if _early(n):
+        return npkernels.transpose_elements(dst, dbase, src, sbase, meta)
+    load()
+    return transpose_elements(dst, dbase, src, sbase, meta)
+
+
+def _run_steps(dst, src, table):
+    """Stand-in: the steps of a small prepared plan (see :func:`fastcopy.kernels.strided.run_steps`)."""
+    if _early(0):
+        return npkernels.run_steps(dst, src, table)
+    load()
+    return run_steps(dst, src, table)
+
+
 _LAYOUT_STAND_INS = {name: _layout_stand_in(name) for name in LAYOUT_KERNELS}
+_LAYOUT_STAND_INS.update(transpose_elements=_transpose_elements, run_steps=_run_steps)
 globals().update(_LAYOUT_STAND_INS)
 copy_strided, fill_strided, all_set = _copy_strided, _fill_strided, _all_set
 if os.environ.get("FASTCOPY_KERNELS"):

@@ -151,8 +151,9 @@ def match_kernel(step, src_residue: int, dst_residue: int):
     if not isinstance(step, Move):
         return None
     nbytes = written(step)
-    if nbytes < config.LAYOUT_BYTES:
-        return None
+    if nbytes < config.LAYOUT_BYTES:  # (element transposes take their kernel at any size: see _element_shape)
+        shape = _element_shape(step)
+        return None if shape is None else _elements_step(step, *shape, nbytes)
     if len(step.dst_offs) != 1:  # offsets in arithmetic progression (slices) are one more loop
         ds, ss = _progression(step.dst_offs), _progression(step.src_offs)
         if ds is None or ss is None:
@@ -183,6 +184,20 @@ def match_kernel(step, src_residue: int, dst_residue: int):
     metas = tuple(np.stack([abi.pack_transpose(burst, batch, a, c, tiles, nt, ch) for ch in chunks]))
     return (KStep("transpose", 1, step.dst_offs, step.src_offs, burst, (batch, a, c), np.uint64(0), True, step,
                   chunks, (), metas),)
+
+
+def _element_shape(step):
+    """``(burst, loops)`` of a Move that is a 2-D transpose of single 1/2/4/8-byte elements with at least one whole
+    tile of ``32/burst`` x ``32/burst`` of them (a transposed fractal, a LoadDataWithTranspose square), else None:
+    such a step takes ``transpose_elements`` at any size (a 1 KiB square: one tile call, against an element-wise
+    strided copy several times slower)."""
+    if len(step.dst_offs) != 1:
+        return None
+    burst, loops = optimise_loops(step.burst, step.loops, 2, 1)
+    if (burst not in (1, 2, 4, 8) or len(loops) not in (2, 3) or loops[-1][2] != burst or loops[-2][1] != burst
+            or loops[-2][0] < 32 // burst or loops[-1][0] < 32 // burst or any(x < 0 for lp in loops for x in lp)):
+        return None
+    return burst, loops
 
 
 def _elements_step(step, burst: int, loops, nbytes: int):
@@ -452,6 +467,8 @@ def lower_small(step, src_residue: int, dst_residue: int):
         if len(loops) > MAX_LOOPS or (len(loops) >= 2 and loops[-1][0] > config.TILE
                                       and abs(loops[-1][1]) >= config.TILE_STRIDE):
             return None
+        if burst < 32 and len(loops) >= 2 and _element_shape(step) is not None:
+            return None  # (an element transpose: its kernel, see match_kernel)
     elif kind is Fill:
         burst, loops = optimise_loops(step.burst, step.loops, 1, None)
         if len(loops) > MAX_LOOPS:

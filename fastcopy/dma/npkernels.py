@@ -78,6 +78,15 @@ def fill_strided(dst, dbase, meta, value) -> None:
         d[...] = dst.dtype.type(value)
 
 
+def run_steps(dst, src, table) -> None:
+    for row in table.tolist():
+        meta = np.array(row[4:], np.int64)
+        if row[0] == 0:
+            copy_strided(dst, row[2], src, row[3], meta)
+        else:
+            fill_strided(dst, row[2], meta, np.int64(row[1]).astype(np.uint64))
+
+
 def all_set(src, sbase, meta, value) -> bool:
     """Every unit the step reads (all chunks) equals ``value``."""
     whole = meta.copy()
