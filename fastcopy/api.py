@@ -229,7 +229,8 @@ def LoadData(dst, src, params, **kwargs) -> None:  # noqa: N802
 
     A repeat of a call (same tensors and parameters, no register of the core written since) skips planning.
     """
-    if _again(_LD, dst, src, params, kwargs["config"] if len(kwargs) == 1 and "config" in kwargs else kwargs or None):
+    if _again(_LD, dst, src, params, None if not kwargs else kwargs["config"] if len(kwargs) == 1 and
+              "config" in kwargs else kwargs):
         return
     kind = type(params)
     cp = _cp
@@ -315,15 +316,19 @@ def _again(api: str, dst, src, params, config) -> bool:
     """The cube-in loads' quickest repeat: the same entry point on this destination with the very parameter
     snapshots (same objects, no field set since: ``key()`` returns the same tuple) as its last prepared call runs
     that call's entry without building and hashing its key (the source and the core's state version are checked
-    by :func:`_hit` as for any hit)."""
+    by :func:`_hit` as for any hit). (Inline tests: this is most of a small repeated load's Python.)"""
     cache = dst._prepared if type(dst) in _TENSORS else None
-    if cache is None:
+    last = None if cache is None else cache.get(_LAST)
+    if last is None or last[0] is not api or type(params).__base__ is not ParamStruct:
         return False
-    last = cache.get(_LAST)
-    if last is None or last[0] != api or last[1] is not _snapshot(params):
+    if last[1] is not params.__dict__.get("_key"):
         return False
-    cs = _snapshot(config)
-    return last[2] is cs and (cs is not None or config is None) and _run_hit(last[3], dst, src)
+    if config is None:
+        if last[2] is not None:
+            return False
+    elif type(config).__base__ is not ParamStruct or last[2] is not config.__dict__.get("_key") or last[2] is None:
+        return False
+    return _run_hit(last[3], dst, src)
 
 
 def _note_last(api: str, dst, params, config, hit) -> None:

@@ -296,3 +296,43 @@ def test_large_img2col_matches_numpy(threads, dt, C, HW):
     finally:
         config.THREADS = saved
         _img2col._helper_plans.cache_clear()
+
+
+@pytest.mark.parametrize("crew_on", [True, False])
+@pytest.mark.parametrize("transpose", [True, False])
+def test_large_transposed_tile_repeats_exactly(crew_on, transpose):
+    """A 64 KiB transposed tile (LoadData ifTranspose, LoadDataWithTranspose) repeated: prepared, its element
+    transpose in two halves for the crew (config.ELEMENTS_SHARE_BYTES), with the crew on (shared when a helper
+    is awake, else both halves here) and off, bit for bit the reference, source partly undefined then defined."""
+    from fastcopy.dma import crew
+
+    pipe = fc.TPipe(product="ATLAS_A2")
+    src = pipe.alloc("B1" if transpose else "A1", "half", 32768 + 256)
+    dst = pipe.alloc("B2", "half", 32768)
+    if transpose:
+        p = fc.LoadData2dTransposeParams(1, 128, 1, 0, 0, 0)
+        call = lambda: fc.LoadDataWithTranspose(dst, src, p)  # noqa: E731
+    else:
+        p = fc.LoadData2DParams(1, 128, 1, 0, 0, True)
+        call = lambda: fc.LoadData(dst, src, p)  # noqa: E731
+    saved = crew.ENABLED
+    crew.ENABLED = crew_on
+    try:
+        for undefined in (True, False, False, False):
+            _fill_src(src, 7, undefined)
+            want, want_def = _bytes(dst)
+            s, s_def = _bytes(src)
+            if transpose:
+                ref.load2d_transpose(want, want_def, s, s_def, es=2, startIndex=1, repeatTimes=128, srcStride=1,
+                                     dstGap=0, dstFracGap=0, poison=POISON)
+            else:
+                ref.load2d(want, want_def, s, s_def, es=2, startIndex=1, repeatTimes=128, srcStride=1, dstGap=0,
+                           transpose=True, poison=POISON)
+            call()
+            got, got_def = _bytes(dst)
+            assert np.array_equal(got_def, want_def) and np.array_equal(got[want_def], want[want_def])
+        prep = next(iter(dst._prepared.values()))[4] if dst._prepared else None
+        if config.THREADS > 1 and crew.SUPPORTED:
+            assert prep is not None and prep[1][0][0] == "shared"
+    finally:
+        crew.ENABLED = saved

@@ -190,6 +190,12 @@ def _walker(tile, tile2, w: int):
     # fractal) measured 2x slower
     @njit(nogil=True, boundscheck=False)
     def singles(dst, dbase, src, sbase, b_lo, b_hi, sb, db, a_lo, a_end, da, c_end, sc):
+        if da == 32 and sc == 32:  # whole contiguous tiles (16x16 half fractals): the strides as constants let
+            for ib in range(b_lo, b_hi):  # a tile's rows load and store as whole 64-byte registers (1.6x)
+                for a0 in range(a_lo, a_end, n):
+                    for c0 in range(0, c_end, n):
+                        tile(dst, dbase + ib * db + a0 * 32 + c0 * w, 32, src, sbase + ib * sb + a0 * w + c0 * 32, 32)
+            return
         for ib in range(b_lo, b_hi):
             sbb = sbase + ib * sb
             dbb = dbase + ib * db
