@@ -65,32 +65,6 @@ def _copy_burst_nt(dst, d, src, s, burst, u32):
         copy32_nt(dst, d + k, src, s + k)
 
 
-@njit(nogil=True, boundscheck=False)
-def _copy_nt(dst, dbase, src, sbase, meta):
-    """:func:`copy_strided` with :func:`_copy_burst_nt`, then a store fence."""
-    burst = meta[0]
-    c1, c2, c3 = meta[4], meta[7], meta[10]
-    s0, s1, s2, s3 = meta[2], meta[5], meta[8], meta[11]
-    d0, d1, d2, d3 = meta[3], meta[6], meta[9], meta[12]
-    o_lo, o_hi, i_lo, i_hi, n_off = meta[13], meta[14], meta[15], meta[16], meta[17]
-    u32 = 32 // dst.itemsize
-    for o in range(o_lo, o_hi):
-        do0 = dbase + meta[18 + o]
-        so0 = sbase + meta[18 + n_off + o]
-        for i0 in range(i_lo, i_hi):
-            so1 = so0 + i0 * s0
-            do1 = do0 + i0 * d0
-            for i1 in range(c1):
-                so2 = so1 + i1 * s1
-                do2 = do1 + i1 * d1
-                for i2 in range(c2):
-                    so3 = so2 + i2 * s2
-                    do3 = do2 + i2 * d2
-                    for i3 in range(c3):
-                        _copy_burst_nt(dst, do3 + i3 * d3, src, so3 + i3 * s3, burst, u32)
-    store_fence()
-
-
 @njit(inline="always")
 def _streams(meta, w):
     """Whether a copy is a large gather that streams (see the module docstring)."""
@@ -101,9 +75,7 @@ def _streams(meta, w):
 
 @njit(cache=True, nogil=True, boundscheck=False)
 def copy_strided(dst, dbase, src, sbase, meta):
-    if _streams(meta, dst.itemsize):
-        _copy_nt(dst, dbase, src, sbase, meta)
-        return
+    u32 = 32 // dst.itemsize if _streams(meta, dst.itemsize) else 0  # (0: regular stores)
     burst = meta[0]
     c1, c2, c3 = meta[4], meta[7], meta[10]
     s0, s1, s2, s3 = meta[2], meta[5], meta[8], meta[11]
@@ -122,7 +94,12 @@ def copy_strided(dst, dbase, src, sbase, meta):
                     so3 = so2 + i2 * s2
                     do3 = do2 + i2 * d2
                     for i3 in range(c3):
-                        _copy_burst(dst, do3 + i3 * d3, src, so3 + i3 * s3, burst)
+                        if u32:
+                            _copy_burst_nt(dst, do3 + i3 * d3, src, so3 + i3 * s3, burst, u32)
+                        else:
+                            _copy_burst(dst, do3 + i3 * d3, src, so3 + i3 * s3, burst)
+    if u32:
+        store_fence()
 
 
 @njit(inline="always", boundscheck=False)
