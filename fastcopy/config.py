@@ -109,6 +109,3 @@ LAZY_RANGES = 16
 GATHER_NT_BYTES = 1 << 20
 #: the img2col helper keeps its staging buffer (the NC1HWC0 copy of the map) for the next call up to this size
 SCRATCH_KEEP_BYTES = 32 << 20
-#: a prepared call's element transpose (a transposed L0B tile) of at least ELEMENTS_SHARE_BYTES is shared with a
-#: helper that is awake, in two halves (fastcopy/dma/run.py)
-ELEMENTS_SHARE_BYTES = 32 << 10

@@ -301,9 +301,8 @@ def test_large_img2col_matches_numpy(threads, dt, C, HW):
 @pytest.mark.parametrize("crew_on", [True, False])
 @pytest.mark.parametrize("transpose", [True, False])
 def test_large_transposed_tile_repeats_exactly(crew_on, transpose):
-    """A 64 KiB transposed tile (LoadData ifTranspose, LoadDataWithTranspose) repeated: prepared, its element
-    transpose in two halves for the crew (config.ELEMENTS_SHARE_BYTES), with the crew on (shared when a helper
-    is awake, else both halves here) and off, bit for bit the reference, source partly undefined then defined."""
+    """A 64 KiB transposed tile (LoadData ifTranspose, LoadDataWithTranspose) repeated: prepared (one element
+    transpose call), with the crew on and off, bit for bit the reference, source partly undefined then defined."""
     from fastcopy.dma import crew
 
     pipe = fc.TPipe(product="ATLAS_A2")
@@ -331,8 +330,7 @@ def test_large_transposed_tile_repeats_exactly(crew_on, transpose):
             call()
             got, got_def = _bytes(dst)
             assert np.array_equal(got_def, want_def) and np.array_equal(got[want_def], want[want_def])
-        prep = next(iter(dst._prepared.values()))[4] if dst._prepared else None
-        if config.THREADS > 1 and crew.SUPPORTED:
-            assert prep is not None and prep[1][0][0] == "shared"
+        prep = next(v for k, v in dst._prepared.items() if k != "last")[4]
+        assert [c[0] for c in prep[1]] == ["elements"]
     finally:
         crew.ENABLED = saved

@@ -94,8 +94,8 @@ def _prepare_steps(plan: Plan, dst, src):
         if len(ks.metas) != 1 or ks.kind in ("dense", "convert"):
             return None
         if ks.kind in LAYOUT_KINDS:  # byte views, bases at the step's offsets
-            call = (ks.kind, dmem.data, dst.offset + ks.doffs[0], smem.data, src.offset + ks.soffs[0], ks.metas[0])
-            calls.append(_shared_elements(call, _step_bytes(ks)) if ks.kind == "elements" else call)
+            calls.append((ks.kind, dmem.data, dst.offset + ks.doffs[0], smem.data, src.offset + ks.soffs[0],
+                          ks.metas[0]))
             continue
         dview, dshift = dmem.view(ks.w)
         if ks.kind == "copy":
@@ -107,31 +107,6 @@ def _prepare_steps(plan: Plan, dst, src):
     lo, hi = dst.offset + plan.write[0], dst.offset + plan.write[1]
     return (_STEPS, _batched(calls), None, None, None, smem, src.offset + plan.read[0], src.offset + plan.read[1],
             dmem, (lo, hi))
-
-
-def _shared_elements(call, nbytes: int):
-    """An element transpose of a prepared call from ``config.ELEMENTS_SHARE_BYTES`` on (a 64 KiB transposed
-    tile): its tiles in two halves, shared with a helper that is awake (the shuffles, not memory, bound it, so two
-    cores pay from 32 KiB; with the helper asleep the crew runs both halves on this thread)."""
-    kind, dview, dbase, sview, sbase, meta = call
-    if nbytes < config.ELEMENTS_SHARE_BYTES or config.THREADS < 2 or not K.usable_crew():
-        return call
-    m = meta.tolist()
-    n = 32 // m[abi.T_BURST]
-    b_lo, b_hi, a_lo, a_hi = m[abi.T_B_LO:abi.T_A_HI + 1]
-    if b_hi - b_lo >= 2:
-        cut = (b_lo + b_hi) // 2
-        halves = ((b_lo, cut, a_lo, a_hi), (cut, b_hi, a_lo, a_hi))
-    elif a_hi - a_lo >= 2 * n:
-        cut = a_lo + (a_hi - a_lo) // n // 2 * n
-        halves = ((b_lo, b_hi, a_lo, cut), (b_lo, b_hi, cut, a_hi))
-    else:
-        return call
-    table = np.stack([meta] * 2)
-    for row, half in zip(table, halves):
-        row[abi.T_B_LO:abi.T_A_HI + 1] = half
-    head = crew.job(crew.ELEMENTS, dview, dbase, sview, sbase, table, nbytes=nbytes)
-    return call if head is None else ("shared", dview, dbase, sview, sbase, (head, table, meta))
 
 
 def _batched(calls: list) -> tuple:
@@ -160,9 +135,6 @@ def _run_steps(calls) -> None:
             K.fill_strided(a, b, meta, c)
         elif kind == "elements":
             K.transpose_elements(a, b, c, d, meta)
-        elif kind == "shared":  # (meta: the job header, its chunk table, the whole step's meta)
-            if not crew.run_job(meta[0]):
-                K.transpose_elements(a, b, c, d, meta[2])
         elif kind == "transpose":
             K.transpose_blocks(a, b, c, d, meta)
         else:
