@@ -61,6 +61,13 @@ KNOWN_BYTES = 1 << 15
 #: the exact path (overlapping writes, aliasing) works through at most this many written bytes at a time (its
 #: temporaries are ~40 bytes per written byte): its memory stays bounded whatever the call's size
 EXACT_CHUNK = 1 << 21
+# ---- h14fast: the cube-in speed paths ----------------------------------------------------------------------------
+#: (the strided kernel streams a gather's stores from 1 MiB per thread on: GATHER_NT_BYTES in fastcopy/kernels/
+#: strided.py, a compile-time constant there; the 9 MiB img2col gather in 96-byte bursts measured 388 vs 541 us
+#: on one thread, 260 us on two, against 707 us for np.copyto)
+#: the img2col helper keeps its staging buffer (the NC1HWC0 copy of the map) for the next call up to this size
+SCRATCH_KEEP_BYTES = 32 << 20
+# ---- (end of the cube-in block) -----------------------------------------------------------------------------
 #: helper threads (fastcopy/dma/crew.py) spin this long after their last chunk before they sleep, so calls in a
 #: row pay no thread wake-up (measured on the 2-core VM: waking an idle core costs 15-90 us; 1 MiB DataCopy
 #: interleaved with np.copyto: 1.13-1.31x with 200 us, 1.44-1.62x with 1000 us, the helper then still spinning
@@ -101,10 +108,3 @@ LAZY_PLANES = True
 #: a lazy memory with more than this many disjoint defined ranges materialises its plane (range updates and
 #: lookups stay loops over a short list, as the cache of known-defined ranges of a materialised plane)
 LAZY_RANGES = 16
-
-# ---- h14fast: the cube-in speed paths ----------------------------------------------------------------------------
-#: (the strided kernel streams a gather's stores from 1 MiB per thread on: GATHER_NT_BYTES in fastcopy/kernels/
-#: strided.py, a compile-time constant there; the 9 MiB img2col gather in 96-byte bursts measured 388 vs 541 us
-#: on one thread, 260 us on two, against 707 us for np.copyto)
-#: the img2col helper keeps its staging buffer (the NC1HWC0 copy of the map) for the next call up to this size
-SCRATCH_KEEP_BYTES = 32 << 20
