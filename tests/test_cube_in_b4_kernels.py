@@ -241,3 +241,16 @@ def test_repeats_keep_definedness_exact_over_a_large_tile():
     t = y.T.reshape(64, 16, 2, 64).transpose(2, 0, 1, 3).reshape(-1)  # fractal (i//64)*64 + j//16
     got = dst.numpy().view(np.uint8)
     assert np.array_equal(got & 15, t[0::2]) and np.array_equal(got >> 4, t[1::2])
+
+
+def test_defined_transposes_keep_lazy_definedness_lazy():
+    """From a defined source into a fresh buffer, a 4-bit transpose records the written span as defined without
+    making a byte plane of either memory (a plane would send every call through the per-byte plane gather)."""
+    pipe = fc.TPipe(product=P350)
+    src, dst = pipe.alloc("B1", "fp4x2_e2m1_t", 65536), pipe.alloc("B2", "fp4x2_e2m1_t", 65536)
+    src.set_defined()
+    p = fc.LoadData2DParamsV2(0, 0, 8, 16, 8, 64, True)
+    for _ in range(3):
+        fc.LoadData(dst, src, p)
+        assert src.memory.lazy and dst.memory.lazy
+        assert dst.memory.known_defined(dst.offset, dst.offset + 65536)

@@ -227,19 +227,17 @@ class NibblePlan(NamedTuple):
                 gather_nibbles(dmem.data, dst.offset, smem.data, src.offset, g.rest, g.step, False)
         else:
             gather_nibbles(dmem.data, dst.offset, smem.data, src.offset, g.runs, g.step, False)
-        if smem.plane is not None and not smem.known_defined(src.offset, src.offset + src.nbytes):
-            gather_nibbles(dmem.materialize_plane(), dst.offset, smem.plane, src.offset, g.runs, g.step, True)
+        if smem.tracked and not smem.known_defined(src.offset, src.offset + src.nbytes):  # partly undefined
+            splane = smem.plane_bytes(src.offset, src.offset + src.nbytes)
+            gather_nibbles(dmem.materialize_plane(), dst.offset, splane, 0, g.runs, g.step, True)
             dmem.forget()
-        elif dmem.plane is not None:
+        elif dmem.tracked:
             if g.span is None:
-                mark_runs(dmem.plane, dst.offset, g.runs)
+                mark_runs(dmem.materialize_plane(), dst.offset, g.runs)
                 return
             lo, hi = dst.offset + g.span[0], dst.offset + g.span[1]
-            big = hi - lo >= config.KNOWN_BYTES
-            if not (big and dmem.known_defined(lo, hi)):  # (a repeat: already all defined)
-                dmem.plane[lo:hi] = 1
-                if big:
-                    dmem.note_defined(lo, hi)
+            if not dmem.known_defined(lo, hi):  # (a repeat: already all defined)
+                dmem.mark_defined(lo, hi, note=hi - lo >= config.KNOWN_BYTES)
 
     def _store(self, dst, ub, value, defined) -> None:
         """Write bytes ``ub`` (sorted) of ``dst``; undefined source nibbles travel as they are, marked undefined
@@ -250,9 +248,13 @@ class NibblePlan(NamedTuple):
                                    "written")
         pos = dst.offset + ub
         mem.data[pos] = value
-        if mem.tracked or not defined.all():
-            mem.materialize_plane()[pos] = defined
-            mem.forget()
+        if not mem.tracked and defined.all():
+            return
+        if defined.all() and ub[-1] - ub[0] + 1 == ub.size:  # one dense defined span: no plane needed
+            mem.mark_defined(int(pos[0]), int(pos[-1]) + 1)
+            return
+        mem.materialize_plane()[pos] = defined
+        mem.forget()
 
 
 def compiled(repeat: bool, nbytes: int) -> bool:
