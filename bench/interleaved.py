@@ -41,7 +41,7 @@ def _params(nbytes: int):
 
 
 def case_datacopy():
-    for size in (256 << 10, 1 << 20, 4 << 20, BIG):
+    for size in (256 << 10, 512 << 10, 1 << 20, 4 << 20, 16 << 20, BIG):
         src = np.random.default_rng(0).integers(0, 2**16, size // 2, dtype=np.uint16)
         pipe = TPipe(capacities={"UB": max(size, 256 << 10)})
         ub = pipe.alloc(TPosition.VECIN, "uint16", src.size)
