@@ -72,8 +72,8 @@ ZEROED_BYTES = 1 << 16
 
 
 def _out(out, shape, dt, api: str, a: np.ndarray, zero: bool = False) -> np.ndarray:
-    if out is None:
-        return aligned_empty(math.prod(shape) * dt.itemsize, shape, dt, zero=zero)
+    if out is None:  # (a small zeroed output needs no line alignment: it is below the streaming-store sizes)
+        return np.zeros(shape, dt) if zero else aligned_empty(math.prod(shape) * dt.itemsize, shape, dt)
     if not isinstance(out, np.ndarray) or out.shape != tuple(shape) or out.dtype != dt or not out.flags.c_contiguous \
             or not out.flags.writeable:
         got = f"{out.shape} {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
@@ -134,7 +134,7 @@ def to_nz_call(array, c0=None, out=None) -> tuple:
     out = _out(out, shape, dt, "to_nz", a, zeroed)
     if not out.size:
         return out, None, None, None
-    src, dst = _raw(a), _raw(out, 0 if zeroed else None)  # (aligned_empty: on a 64-byte boundary)
+    src, dst = _raw(a), _raw(out)
     return out, _to_nz_plan(batch, rows, cols, dt.itemsize, c0, src.mod, dst.mod, zeroed), dst, src
 
 
@@ -161,13 +161,14 @@ def from_nz_call(array, shape, c0=None, out=None) -> tuple:
     a = np.asarray(array)
     dt = _dtype(a.dtype, "from_nz")
     c0 = _c0(c0, dt, "from_nz")
-    try:
-        raw = tuple(shape)
-        if any(isinstance(s, (bool, np.bool_)) for s in raw):
-            raise TypeError("a boolean dimension")
-        shape = tuple(operator.index(s) for s in raw)  # 40.7 is refused, not truncated
-    except TypeError as exc:
-        raise ParamError(f"from_nz: shape={shape!r} must be a tuple of integers (..., rows, cols)") from exc
+    if type(shape) is not tuple or not all(type(s) is int for s in shape):  # (a tuple of ints is one already)
+        try:
+            raw = tuple(shape)
+            if any(isinstance(s, (bool, np.bool_)) for s in raw):
+                raise TypeError("a boolean dimension")
+            shape = tuple(operator.index(s) for s in raw)  # 40.7 is refused, not truncated
+        except TypeError as exc:
+            raise ParamError(f"from_nz: shape={shape!r} must be a tuple of integers (..., rows, cols)") from exc
     if any(s < 0 for s in shape):
         raise ParamError(f"from_nz: shape={shape} has a negative dimension")
     batch, rows, cols, want = _from_nz_geometry(shape, dt, c0)

@@ -260,3 +260,19 @@ def test_fresh_small_outputs_are_zeroed_and_their_pads_not_written():
     out, plan, _, _ = formats.to_nz_call(big)
     assert out.nbytes >= formats.ZEROED_BYTES and any(isinstance(s, Fill) for s in plan.steps)
     assert _same_bits(to_nz(big), numpy_to_nz(big, 16))
+
+
+def test_remembered_geometry_checks_every_call():
+    """to_nz / from_nz remember the checks of a shape, dtype and C0: a call refused after an accepted one with
+    an equal-comparing C0 (True == 1, 16.5) or a refused one repeated raises the same error every time."""
+    a = np.zeros((3, 5), np.float16)
+    assert to_nz(a, c0=1).shape == to_nz(a, c0=np.int64(1)).shape == (5, 1, 16, 1)
+    for _ in range(2):
+        with pytest.raises(ParamError, match="c0=True is a bool"):
+            to_nz(a, c0=True)
+        with pytest.raises(ParamError, match="c0=0 must be a positive integer"):
+            to_nz(a, c0=0)
+        with pytest.raises(ParamError, match="must be a tuple of integers"):
+            from_nz(to_nz(a), (3.0, True))
+        with pytest.raises(ParamError, match="negative"):
+            from_nz(to_nz(a), (3, -5))

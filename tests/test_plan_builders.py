@@ -244,3 +244,17 @@ def test_lattice_overlaps_is_exact_on_small_lattices(burst, loops, offs):
         for k in range(burst):
             hits[x + k] = hits.get(x + k, 0) + 1
     assert lattice_overlaps(burst, tuple(loops), offs) == any(n > 1 for n in hits.values())
+
+
+@settings(max_examples=300, deadline=None)
+@given(step=st.one_of(moves(), fills()))
+def test_footprint_is_spans_and_size(step):
+    """The one-pass footprint of a step (new small plans) is its spans and its written bytes."""
+    from fastcopy.dma.steps import footprint, step_spans, written
+
+    assert footprint(step) == (*step_spans(step), written(step))
+
+
+@pytest.mark.parametrize("n, d, s", [(1, 0, 0), (24, 6, 2), (2047, 12345, 0)])
+def test_pack_burst_is_pack(n, d, s):
+    assert same(abi.pack_burst(n, d, s), abi.pack(n, abi.NO_LOOPS, (0, 1, 0, 1), (d,), (s,)))

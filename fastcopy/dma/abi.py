@@ -52,6 +52,12 @@ def pack(burst: int, loops, chunk, doffs, soffs) -> np.ndarray:
     return np.array(m, np.int64)  # (one list, one array: this is on the path of every new plan)
 
 
+def pack_burst(n: int, doff: int, soff: int) -> np.ndarray:
+    """``pack(n, NO_LOOPS, (0, 1, 0, 1), (doff,), (soff,))``: one burst of ``n`` units, from its fields at once
+    (the single-burst plans of new small calls)."""
+    return np.array((n, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, doff, soff), np.int64)
+
+
 def contiguous(n: int) -> np.ndarray:
     """``meta`` of one burst of ``n`` units at unit 0 (whole-array checks, warm-up)."""
     return pack(n, NO_LOOPS, (0, 1, 0, 1), (0,), (0,))

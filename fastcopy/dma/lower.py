@@ -19,7 +19,7 @@ from .. import config
 from ..errors import OutOfBoundsError
 from . import abi
 from .abi import MAX_LOOPS
-from .steps import Convert, Fill, Move, _extent, check_span, step_spans, written
+from .steps import Convert, Fill, Move, check_span, footprint, step_spans, written
 
 
 #: kernel steps of the layout kernels (byte views; packed by match_kernel)
@@ -559,8 +559,9 @@ def _single_burst(api: str, steps, src, dst, warnings):
     check_span(api, "write", write, dst.nbytes, "destination")
     g = gcd(burst, src.host_mod + s0, dst.host_mod + d0)  # the widest view (as _width)
     w = 8 if g % 8 == 0 else 4 if g % 4 == 0 else 2 if g % 2 == 0 else 1
-    doffs, soffs = _units((d0,), dst.host_mod, w), _units((s0,), src.host_mod, w)
-    meta = abi.pack(burst // w, abi.NO_LOOPS, (0, 1, 0, 1), doffs, soffs)
+    du, su = (dst.host_mod % w + d0) // w, (src.host_mod % w + s0) // w  # (as _units)
+    doffs, soffs = (du,), (su,)
+    meta = abi.pack_burst(burst // w, du, su)
     ks = KStep("copy", w, doffs, soffs, burst // w, abi.NO_LOOPS, _ZERO64, True,
                Move(step.src_offs, step.dst_offs, burst, ()), ((0, 1, 0, 1),), (), (meta,))
     _check_small(api, ks, write, dst.host_mod, True)
@@ -600,22 +601,17 @@ def _small_plan(api: str, steps: tuple, src, dst, warnings, effects, marks: bool
     ksteps = []
     for s in steps:
         kind = type(s)
-        if kind is Move:
-            r = _extent(s.src_offs, s.burst, s.loops, 1)
-            read = r if read is None else (min(read[0], r[0]), max(read[1], r[1]))
-            w = _extent(s.dst_offs, s.burst, s.loops, 2)
-        elif kind is Fill:
+        if kind is Fill:
             if s.pattern is None:
                 defined_only = False
             elif _narrow_pattern(s, dst_res):
                 return None  # (the exact path)
-            w = _extent(s.dst_offs, s.burst, s.loops, 1)
-        else:
+        elif kind is not Move:
             return None
+        r, w, n = footprint(s)
+        if r is not None:
+            read = r if read is None else (min(read[0], r[0]), max(read[1], r[1]))
         write = w if write is None else (min(write[0], w[0]), max(write[1], w[1]))
-        n = len(s.dst_offs) * s.burst
-        for lp in s.loops:
-            n *= lp[0]
         nbytes += n
         k = lower_small(s, src_res, dst_res)
         if k is None:

@@ -85,6 +85,43 @@ def _extent(offs, burst, loops, col):
     return lo, hi + burst
 
 
+def footprint(step) -> tuple:
+    """``(read span or None, write span, bytes written)`` of a Move or Fill in one pass over its loops: what
+    :func:`step_spans` and :func:`written` give, computed together (new plans of small calls)."""
+    fill = type(step) is Fill
+    b = step.burst
+    do = step.dst_offs
+    wlo, whi = (do[0], do[0]) if len(do) == 1 else (min(do), max(do))
+    n = len(do) * b
+    if fill:
+        for lp in step.loops:
+            c = lp[0]
+            n *= c
+            if c > 1:
+                x = (c - 1) * lp[1]
+                if x >= 0:
+                    whi += x
+                else:
+                    wlo += x
+        return None, (wlo, whi + b), n
+    so = step.src_offs
+    rlo, rhi = (so[0], so[0]) if len(so) == 1 else (min(so), max(so))
+    for lp in step.loops:
+        c = lp[0]
+        n *= c
+        if c > 1:
+            x, y = (c - 1) * lp[1], (c - 1) * lp[2]
+            if x >= 0:
+                rhi += x
+            else:
+                rlo += x
+            if y >= 0:
+                whi += y
+            else:
+                wlo += y
+    return (rlo, rhi + b), (wlo, whi + b), n
+
+
 def step_spans(step) -> tuple:
     """((read lo, hi) or None, (write lo, hi)) in bytes of one step."""
     if isinstance(step, Fill):
