@@ -66,14 +66,17 @@ def nz_shape(shape, dtype, c0=None) -> tuple:
     return (*shape[:-2], -(-cols // c0), -(-rows // ROWS), ROWS, c0)
 
 
-#: to_nz allocates outputs smaller than this zeroed, and its plan for them leaves out the zero pads (fewer steps to
-#: plan and run); larger outputs are allocated uninitialised (zeroing them would be a pass over memory of its own)
-ZEROED_BYTES = 1 << 16
+#: outputs smaller than this are allocated by numpy, not line-aligned (below the streaming-store sizes nothing
+#: needs the alignment); to_nz allocates them zeroed and its plan leaves out the zero pads (fewer steps to plan
+#: and run); larger outputs are allocated uninitialised and line-aligned (zeroing them would be a pass of its own)
+SMALL_OUT_BYTES = 1 << 16
 
 
-def _out(out, shape, dt, api: str, a: np.ndarray, zero: bool = False) -> np.ndarray:
-    if out is None:  # (a small zeroed output needs no line alignment: it is below the streaming-store sizes)
-        return np.zeros(shape, dt) if zero else aligned_empty(math.prod(shape) * dt.itemsize, shape, dt)
+def _out(out, shape, dt, api: str, a: np.ndarray, small: bool = False, zero: bool = False) -> np.ndarray:
+    if out is None:
+        if small:
+            return (np.zeros if zero else np.empty)(shape, dt)
+        return aligned_empty(math.prod(shape) * dt.itemsize, shape, dt)
     if not isinstance(out, np.ndarray) or out.shape != tuple(shape) or out.dtype != dt or not out.flags.c_contiguous \
             or not out.flags.writeable:
         got = f"{out.shape} {out.dtype}" if isinstance(out, np.ndarray) else type(out).__name__
@@ -131,7 +134,7 @@ def to_nz_call(array, c0=None, out=None) -> tuple:
     dt, c0, batch, rows, cols, shape, small = geometry(a.shape, a.dtype, c0)
     a = np.ascontiguousarray(a)
     zeroed = out is None and small  # (then no pads to write)
-    out = _out(out, shape, dt, "to_nz", a, zeroed)
+    out = _out(out, shape, dt, "to_nz", a, small, zero=True)
     if not out.size:
         return out, None, None, None
     src, dst = _raw(a), _raw(out)
@@ -146,7 +149,7 @@ def _to_nz_geometry(shape: tuple, dtype, c0) -> tuple:
     c0 = _c0(c0, dt, "to_nz")
     batch, rows, cols = _split(shape, "to_nz")
     nzs = nz_shape(shape, dt, c0)
-    return dt, c0, batch, rows, cols, nzs, math.prod(nzs) * dt.itemsize < ZEROED_BYTES
+    return dt, c0, batch, rows, cols, nzs, math.prod(nzs) * dt.itemsize < SMALL_OUT_BYTES
 
 
 @lru_cache(maxsize=1024)
@@ -176,8 +179,9 @@ def from_nz_call(array, shape, c0=None, out=None) -> tuple:
         raise ParamError(f"from_nz: the FRACTAL_NZ form of a {shape} {dt} array with C0={c0} has shape {want} "
                          f"({math.prod(want)} elements); got an array of shape {a.shape} ({a.size} elements)")
     a = np.ascontiguousarray(a)
-    fresh = out is None
-    out = _out(out, shape, dt, "from_nz", a)
+    small = out is None and a.nbytes < SMALL_OUT_BYTES  # (the ND output is at most the NZ input)
+    fresh = out is None and not small
+    out = _out(out, shape, dt, "from_nz", a, small)
     if not out.size:
         return out, None, None, None
     src, dst = _raw(a), _raw(out, 0 if fresh else None)  # (aligned_empty: on a 64-byte boundary)
