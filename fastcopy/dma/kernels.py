@@ -10,6 +10,7 @@ go straight to numba. ``FASTCOPY_KERNELS=numba|numpy`` (or :func:`use`) pins one
 from __future__ import annotations
 
 import os
+import threading
 
 from .. import config
 from . import abi, npkernels
@@ -22,11 +23,17 @@ LAYOUT_KERNELS = ("transpose_blocks", "copy_dense", "copy_rows", "fill_dense", "
 _calls = 0
 
 
+#: one thread loads the kernels; another calling load() meanwhile waits for it (a second ``from .. import
+#: kernels`` would otherwise see the half-initialised module and miss its kernels)
+_LOAD_LOCK = threading.RLock()
+
+
 def load() -> None:
     """Import (compile or load from the on-disk cache) the numba kernels and bind them here."""
-    from .. import kernels
+    with _LOAD_LOCK:
+        from .. import kernels
 
-    _bind(kernels)
+        _bind(kernels)
 
 
 def use(which: str) -> None:

@@ -559,9 +559,8 @@ def _single_burst(api: str, steps, src, dst, warnings):
     check_span(api, "write", write, dst.nbytes, "destination")
     g = gcd(burst, src.host_mod + s0, dst.host_mod + d0)  # the widest view (as _width)
     w = 8 if g % 8 == 0 else 4 if g % 4 == 0 else 2 if g % 2 == 0 else 1
-    du, su = (dst.host_mod % w + d0) // w, (src.host_mod % w + s0) // w  # (as _units)
-    doffs, soffs = (du,), (su,)
-    meta = abi.pack_burst(burst // w, du, su)
+    doffs, soffs = _units((d0,), dst.host_mod, w), _units((s0,), src.host_mod, w)
+    meta = abi.pack_burst(burst // w, doffs[0], soffs[0])
     ks = KStep("copy", w, doffs, soffs, burst // w, abi.NO_LOOPS, _ZERO64, True,
                Move(step.src_offs, step.dst_offs, burst, ()), ((0, 1, 0, 1),), (), (meta,))
     _check_small(api, ks, write, dst.host_mod, True)
