@@ -288,6 +288,21 @@ def test_nothing_outside_memory_reads_the_hidden_state():
 
 
 # ------------------------------------------------------------------------------------------ threads
+def in_two_threads(work) -> None:
+    """``work(0)`` and ``work(1)`` at once, switching threads often (a lost update between them shows)."""
+    gate = threading.Barrier(2)
+    threads = [threading.Thread(target=lambda k=k: (gate.wait(), work(k))) for k in (0, 1)]
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+    finally:
+        sys.setswitchinterval(switch)
+
+
 @pytest.mark.parametrize("ranges", [2, 64])
 def test_threads_marking_one_lazy_buffer(mode, ranges):
     """Two threads write disjoint tensors of one lazy buffer (whole copies, SetValue): no range is lost, also
@@ -296,10 +311,8 @@ def test_threads_marking_one_lazy_buffer(mode, ranges):
     pipe = fc.TPipe(capacities={"UB": 1 << 16})
     src = fc.GlobalTensor(np.arange(1 << 15, dtype=np.uint16))
     tiles = [pipe.alloc("VECIN", "uint16", 256) for _ in range(64)]
-    gate = threading.Barrier(2)
 
     def work(k: int) -> None:
-        gate.wait()
         for i in range(k, 64, 2):
             if i % 3:
                 fc.DataCopy(tiles[i], src, 256)
@@ -307,16 +320,7 @@ def test_threads_marking_one_lazy_buffer(mode, ranges):
                 for e in range(0, 256, 2):
                     tiles[i].SetValue(e, e)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in (0, 1)]
-    switch = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # (threads switch often: lost updates show)
-    try:
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
-    finally:
-        sys.setswitchinterval(switch)
+    in_two_threads(work)
     for i, t in enumerate(tiles):
         want = np.ones(256, bool) if i % 3 else np.arange(256) % 2 == 0
         assert np.array_equal(t.defined(), want), i
@@ -328,23 +332,12 @@ def test_threads_setting_neighbours_lose_no_range(mode):
     mode(True, 1 << 20)
     pipe = fc.TPipe()
     t = pipe.alloc("VECIN", "int64_t", 4096)
-    gate = threading.Barrier(2)
 
     def work(k: int) -> None:
-        gate.wait()
         for e in range(k, 4096, 2):
             t.SetValue(e, e)
 
-    threads = [threading.Thread(target=work, args=(k,)) for k in (0, 1)]
-    switch = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
-    finally:
-        sys.setswitchinterval(switch)
+    in_two_threads(work)
     assert t.memory.lazy and t.defined().all() and (t.numpy() == np.arange(4096)).all()
 
 
