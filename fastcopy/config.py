@@ -102,8 +102,8 @@ POLL_PAUSES = 32
 # ---- definedness planes (fastcopy/memory.py; h11fresh) -----------------------------------------------------
 #: fresh memory keeps its definedness as exact ranges of defined bytes, without a byte plane, until a call needs
 #: per-byte definedness (measured: a first 64 MiB DataCopy into a fresh TPipe wrote its 64 MiB plane, 1.5x the
-#: bytes of a repeat). False: every fresh memory materialises its plane at once (the eager behaviour of before;
-#: the definedness tests run both and compare)
+#: bytes of a repeat). False: every fresh memory materialises its plane at once (the eager definedness of before,
+#: not its costs: the plane's zero pages then fault in on first write; the definedness tests run both and compare)
 LAZY_PLANES = True
 #: a lazy memory with more than this many disjoint defined ranges materialises its plane (range updates and
 #: lookups stay loops over a short list, as the cache of known-defined ranges of a materialised plane)

@@ -204,7 +204,11 @@ class Memory:
         plane = self._spare
         self._spare = None
         if plane is None:  # zero pages from the OS (mapped when written), at the data's host residue
-            raw = np.zeros(self.size + 128, np.uint8)
+            try:
+                raw = np.zeros(self.size + 128, np.uint8)
+            except MemoryError:
+                raise CapacityError(f"cannot allocate the {self.size}-byte definedness plane of the {self.phys} "
+                                    "buffer on this host (nothing was written); lower TPipe(capacities=...)") from None
             start = (self.addr0 - raw.ctypes.data) % 64
             plane = raw[start:start + self.size]
         else:
@@ -351,16 +355,18 @@ class _Tensor:
     def __setitem__(self, key, values) -> None:
         """``t[...] = values`` / ``t[i:j] = values`` / ``t[i] = v``: write computed values (numpy indexing of
         :meth:`numpy`'s view, shaped for a whole GlobalTensor) and mark exactly those elements defined."""
+        mem = self.memory
+        if mem.lazy and key is not Ellipsis:  # (the plane made before the data is written)
+            mem.materialize_plane()
         view = self.numpy()
         view[key] = values
-        mem = self.memory
         if not mem.tracked:
             return
         if key is Ellipsis:  # every element
             mem.mark_defined(self.offset, self.offset + self.nbytes)
             return
         es = self.dtype.itemsize
-        pv = mem.materialize_plane()[self.offset:self.offset + self.nbytes].reshape(*view.shape, es)
+        pv = mem.plane[self.offset:self.offset + self.nbytes].reshape(*view.shape, es)
         pv[key] = 1
 
     def defined(self) -> np.ndarray:

@@ -363,3 +363,38 @@ def test_golden_outputs_lazy_equal_eager(mode, path):
                              for k, (d, m) in r.outputs.items()}, sorted(r.notes), sorted(r.empty)))
         got[lazy] = res
     same(got[True], got[False])
+
+
+# ------------------------------------------------------------------------------------------ safety
+@pytest.mark.parametrize("call", ["gaps", "pad", "setitem", "ub2ub"])
+def test_a_plane_that_cannot_be_allocated_writes_nothing(mode, monkeypatch, call):
+    """A lazy memory materialises its plane before any data byte is written: a host that cannot hold the plane
+    gives a CapacityError and leaves data and definedness as they were."""
+    mode(True)
+    pipe = fc.TPipe(capacities={"UB": 1 << 16}, poison=0x5A)
+    src = fc.GlobalTensor(np.arange(1 << 14, dtype=np.uint16))
+    t = pipe.alloc("VECIN", "uint16", 1 << 12)
+    u = pipe.alloc("VECIN", "uint16", 1 << 12)
+    fc.DataCopy(u, src, 1 << 11)  # half defined (a range)
+    mem = t.memory
+    zeros = np.zeros
+
+    def no_plane(n, *args, **kwargs):
+        if n == mem.size + 128:
+            raise MemoryError
+        return zeros(n, *args, **kwargs)
+
+    before = mem.data.copy()
+    monkeypatch.setattr(np, "zeros", no_plane)
+    with pytest.raises(fc.CapacityError, match="definedness plane of the UB buffer"):
+        if call == "gaps":
+            fc.DataCopy(t, src, fc.DataCopyParams(4, 2, 0, 1))
+        elif call == "pad":
+            fc.DataCopyPad(t, src, fc.DataCopyExtParams(2, 40, 0, 1, 0), fc.DataCopyPadExtParams(False, 0, 0, 0))
+        elif call == "setitem":
+            t[3:9] = 7
+        else:
+            fc.DataCopy(t, u, 1 << 12)  # a partly undefined source: its plane travels
+    monkeypatch.setattr(np, "zeros", zeros)
+    assert mem.lazy and np.array_equal(mem.data, before)
+    assert u.defined()[:1 << 11].all() and not u.defined()[1 << 11:].any() and not t.defined().any()

@@ -219,6 +219,9 @@ class NibblePlan(NamedTuple):
             _KERNELS.mark_runs
         g = self.gather
         smem, dmem = src.memory, dst.memory
+        if dmem.lazy and (g.span is None or (smem.tracked and not smem.known_defined(src.offset,
+                                                                                  src.offset + src.nbytes))):
+            dmem.materialize_plane()  # plane bytes to write: the plane made before any data byte is
         dview, dshift = dmem.view(8)
         sview, sshift = smem.view(8)
         if g.tiles.size and (dst.offset - dshift) % 8 == 0 and (src.offset - sshift) % 8 == 0:
@@ -247,13 +250,14 @@ class NibblePlan(NamedTuple):
             raise OutOfBoundsError(f"internal error: {self.plan.api} writes bytes outside {dst!r}; nothing was "
                                    "written")
         pos = dst.offset + ub
+        if defined.all() and (not mem.tracked or ub[-1] - ub[0] + 1 == ub.size):  # no plane needed
+            mem.data[pos] = value
+            if mem.tracked:  # one dense defined span
+                mem.mark_defined(int(pos[0]), int(pos[-1]) + 1)
+            return
+        plane = mem.materialize_plane()  # (before the data: a plane the host cannot hold leaves nothing written)
         mem.data[pos] = value
-        if not mem.tracked and defined.all():
-            return
-        if defined.all() and ub[-1] - ub[0] + 1 == ub.size:  # one dense defined span: no plane needed
-            mem.mark_defined(int(pos[0]), int(pos[-1]) + 1)
-            return
-        mem.materialize_plane()[pos] = defined
+        plane[pos] = defined
         mem.forget()
 
 

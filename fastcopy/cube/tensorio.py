@@ -77,6 +77,8 @@ def write(tensor, offs: np.ndarray, values: np.ndarray, defined=None, dense: boo
         bits = np.where(defined, bits, uint(int.from_bytes(bytes([mem.poison]) * es, "little")))
     hi = offs.size if dense else (int(offs.max()) + 1 if offs.size else 0)
     lo_b, hi_b = tensor.offset, tensor.offset + hi * es
+    if mem.lazy and (defined is not None or not dense):  # plane bytes to write: the plane made first
+        mem.materialize_plane()
     if dense:
         flat = np.empty(hi, uint)
         flat[offs] = bits

@@ -228,6 +228,8 @@ def execute(plan: Plan, dst, src) -> None:
         if not smem.shares(dmem) and (not smem.tracked or smem.known_defined(src.offset + plan.read[0],
                                                                              src.offset + plan.read[1])):
             w, meta, mark = fast
+            if len(mark) == 3 and dmem.lazy:  # marks with gaps need the plane: made before any data is written
+                dmem.materialize_plane()
             dview, dshift = dmem.view(w)
             sview, sshift = smem.view(w)
             if meta.ndim == 1:
@@ -321,6 +323,8 @@ def _run_fast(plan: Plan, dst, src) -> None:
     already = src_defined and dmem.tracked and dmem.known_defined(lo, hi)
     # every written byte ends up defined and the writes tile the span: mark it once at the end
     mark_span = plan.dense and src_defined and dmem.tracked and not already
+    if dmem.lazy and not mark_span and (not already or not plan.dense):  # plane bytes to write: the plane made
+        dmem.materialize_plane()  # before any data is (a host that cannot hold it: nothing written)
     for ks in plan.ksteps:
         w = ks.w
         if ks.kind == "copy":
@@ -523,9 +527,10 @@ def _step_reads(step):
 def _scatter(dst, idx, val, dfd) -> None:
     mem = dst.memory
     pos = dst.offset + idx
+    plane = mem.materialize_plane() if mem.tracked or not dfd.all() else None  # (before the data: see _run_fast)
     mem.data[pos] = val
-    if mem.tracked or not dfd.all():
-        mem.materialize_plane()[pos] = dfd
+    if plane is not None:
+        plane[pos] = dfd
         mem.forget()
 
 
