@@ -147,27 +147,24 @@ def _run_lines(dst, d, src, s, x, n, burst, sc):
     ss = s + j * sc
     for _ in range(n):
         p0 = ss + w
-        w += 16
-        if w == burst:
-            w = 0
-            ss += sc
+        ss, w = _next_piece(ss, w, burst, sc)
         p1 = ss + w
-        w += 16
-        if w == burst:
-            w = 0
-            ss += sc
+        ss, w = _next_piece(ss, w, burst, sc)
         p2 = ss + w
-        w += 16
-        if w == burst:
-            w = 0
-            ss += sc
+        ss, w = _next_piece(ss, w, burst, sc)
         p3 = ss + w
-        w += 16
-        if w == burst:
-            w = 0
-            ss += sc
+        ss, w = _next_piece(ss, w, burst, sc)
         line_nt(dst, d + x, src, p0, p1, p2, p3)
         x += 64
+
+
+@njit(inline="always", boundscheck=False)
+def _next_piece(ss, w, burst, sc):
+    """The source position 16 bytes on: ``w`` bytes into the block at ``ss``, the next block at ``ss + sc``."""
+    w += 16
+    if w == burst:
+        return ss + sc, 0
+    return ss, w
 
 
 @njit(inline="always", boundscheck=False)
