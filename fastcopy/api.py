@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numbers
 
-from .dma.run import execute, prepare, run_prepared, run_raw
+from .dma.run import OBSERVERS, execute, prepare, run_prepared, run_raw
 from .errors import FastCopyError, UnsupportedError
 from .formats import from_nz_call, to_nz_call
 from .memory import GlobalTensor, LocalTensor, current_pipe
@@ -484,7 +484,7 @@ def to_nz(array, c0=None, out=None):
     The hardware NZ2ND reads 16-element fractal columns for every dtype (semantics.md §6.1), so for 4-byte types it
     is not the inverse of ND2NZ: the NZ2ND source of a float matrix is ``to_nz(a, c0=16)``, not ``to_nz(a)``.
     """
-    out, plan, dst, src = to_nz_call(array, c0, out)
+    out, plan, dst, src = to_nz_call(array, c0, out, small_numpy=not OBSERVERS)  # (observers see plans)
     if plan is not None and not run_raw(plan, dst.data, dst.mod, src.data, src.mod):
         execute(plan, dst, src)
     return out
@@ -499,7 +499,7 @@ def from_nz(array, shape, c0=None, out=None):
     Hardware NZ2ND (``DataCopy(gm, ub, Nz2NdParamsFull)``) reads 16-element fractal columns for every dtype,
     so for 4-byte types it is ``from_nz(nz, shape, c0=16)``, not the inverse of the default ND2NZ layout.
     """
-    out, plan, dst, src = from_nz_call(array, shape, c0, out)
+    out, plan, dst, src = from_nz_call(array, shape, c0, out, small_numpy=not OBSERVERS)
     if plan is not None and not run_raw(plan, dst.data, dst.mod, src.data, src.mod):
         execute(plan, dst, src)
     return out

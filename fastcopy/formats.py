@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from . import config
 from .dtypes import as_dtype
 from .errors import ParamError, UnsupportedError
 from .integers import as_int
@@ -127,8 +128,9 @@ def _sig(nbytes: int, host_mod: int) -> _Extent:
     return _Extent(nbytes, host_mod)
 
 
-def to_nz_call(array, c0=None, out=None) -> tuple:
-    """Check a :func:`fastcopy.api.to_nz` call: ``(out, plan, dst, src)``, ``plan`` None when nothing moves."""
+def to_nz_call(array, c0=None, out=None, small_numpy: bool = False) -> tuple:
+    """Check a :func:`fastcopy.api.to_nz` call: ``(out, plan, dst, src)``, ``plan`` None when nothing moves or
+    (``small_numpy``) when a small array was moved already (:func:`_to_nz_numpy`)."""
     a = np.asarray(array)
     geometry = _to_nz_geometry if c0 is None or type(c0) is int else _to_nz_geometry.__wrapped__
     dt, c0, batch, rows, cols, shape, small = geometry(a.shape, a.dtype, c0)
@@ -136,6 +138,9 @@ def to_nz_call(array, c0=None, out=None) -> tuple:
     zeroed = out is None and small  # (then no pads to write)
     out = _out(out, shape, dt, "to_nz", a, small, zero=True)
     if not out.size:
+        return out, None, None, None
+    if small_numpy and out.nbytes < config.NZ_NUMPY_BYTES and dt.itemsize in _UINT:
+        _to_nz_numpy(a, out, batch, rows, cols, c0, zeroed)
         return out, None, None, None
     src, dst = _raw(a), _raw(out)
     return out, _to_nz_plan(batch, rows, cols, dt.itemsize, c0, src.mod, dst.mod, zeroed), dst, src
@@ -159,8 +164,9 @@ def _from_nz_geometry(shape: tuple, dt: np.dtype, c0: int) -> tuple:
     return (*_split(shape, "from_nz"), nz_shape(shape, dt, c0))
 
 
-def from_nz_call(array, shape, c0=None, out=None) -> tuple:
-    """Check a :func:`fastcopy.api.from_nz` call: ``(out, plan, dst, src)``, ``plan`` None when nothing moves."""
+def from_nz_call(array, shape, c0=None, out=None, small_numpy: bool = False) -> tuple:
+    """Check a :func:`fastcopy.api.from_nz` call: ``(out, plan, dst, src)``, ``plan`` None when nothing moves or
+    (``small_numpy``) when a small array was moved already (:func:`_from_nz_numpy`)."""
     a = np.asarray(array)
     dt = _dtype(a.dtype, "from_nz")
     c0 = _c0(c0, dt, "from_nz")
@@ -184,8 +190,59 @@ def from_nz_call(array, shape, c0=None, out=None) -> tuple:
     out = _out(out, shape, dt, "from_nz", a, small)
     if not out.size:
         return out, None, None, None
+    if small_numpy and a.nbytes < config.NZ_NUMPY_BYTES and dt.itemsize in _UINT:
+        _from_nz_numpy(a, out, batch, rows, cols, c0)
+        return out, None, None, None
     src, dst = _raw(a), _raw(out, 0 if fresh else None)  # (aligned_empty: on a 64-byte boundary)
     return out, _from_nz_plan(batch, rows, cols, dt.itemsize, c0, src.mod, dst.mod), dst, src
+
+
+#: unsigned integer types by element width: the numpy paths move bit patterns, never values
+_UINT = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32), 8: np.dtype(np.uint64)}
+
+
+def _fractals(nz: np.ndarray, batch: int, cols: int, c0: int) -> np.ndarray:
+    """The NZ array as unsigned ``(batch, column blocks, AU(rows, 16), C0)`` (a view: ``nz`` is C-contiguous)."""
+    u = nz.view(_UINT[nz.dtype.itemsize])
+    return u.reshape(batch, -(-cols // c0), -1, c0)
+
+
+def _blocks(nd: np.ndarray, width: int, c0: int) -> np.ndarray:
+    """Columns ``[0, width)`` of a ``(batch, rows, cols)`` unsigned view as ``(batch, rows, width // C0, C0)``:
+    a view, never a copy (setting ``shape`` raises where numpy would have to copy: a write into a copy would be
+    lost)."""
+    v = nd[:, :, :width]
+    v.shape = (nd.shape[0], nd.shape[1], width // c0, c0)
+    return v
+
+
+def _to_nz_numpy(a: np.ndarray, out: np.ndarray, batch: int, rows: int, cols: int, c0: int, zeroed: bool) -> None:
+    """A small to_nz as numpy slice assignments on unsigned views (the layout of :func:`_to_nz_plan`, bit for bit:
+    a test holds them equal): whole C0 blocks transposed in one assignment, the partial last block in another,
+    the pads zeroed unless ``out`` is zeroed already."""
+    nz = _fractals(out, batch, cols, c0)
+    nd = a.view(_UINT[a.dtype.itemsize]).reshape(batch, rows, cols)
+    nfull, rem = divmod(cols, c0)
+    if nfull:
+        nz[:, :nfull, :rows, :] = _blocks(nd, nfull * c0, c0).transpose(0, 2, 1, 3)
+    if rem:
+        nz[:, nfull, :rows, :rem] = nd[:, :, nfull * c0:]
+    if not zeroed:
+        if rem:
+            nz[:, nfull, :rows, rem:] = 0
+        nz[:, :, rows:, :] = 0
+
+
+def _from_nz_numpy(a: np.ndarray, out: np.ndarray, batch: int, rows: int, cols: int, c0: int) -> None:
+    """A small from_nz as numpy slice assignments on unsigned views (the inverse of :func:`_to_nz_numpy`; pads
+    are not read), bit for bit what :func:`_from_nz_plan` writes (a test holds them equal)."""
+    nz = _fractals(a, batch, cols, c0)
+    nd = out.view(_UINT[out.dtype.itemsize]).reshape(batch, rows, cols)
+    nfull, rem = divmod(cols, c0)
+    if nfull:
+        _blocks(nd, nfull * c0, c0)[...] = nz[:, :nfull, :rows, :].transpose(0, 2, 1, 3)
+    if rem:
+        nd[:, :, nfull * c0:] = nz[:, nfull, :rows, :rem]
 
 
 @lru_cache(maxsize=256)

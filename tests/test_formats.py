@@ -163,7 +163,7 @@ def test_small_plans_on_raw_bytes_are_the_general_runner(dtype, lead, rows, cols
     """to_nz / from_nz run their small plans on the arrays' bytes (``run_raw``, no tensors): bit for bit what the
     general runner writes, for every dtype, shape, C0 and input address residue; into ``out=`` arrays whose
     untouched bytes would show a stray write."""
-    from fastcopy import api
+    from fastcopy import api, config
     from fastcopy.dma import run
 
     dt = np.dtype(dtype)
@@ -181,8 +181,9 @@ def test_small_plans_on_raw_bytes_are_the_general_runner(dtype, lead, rows, cols
     nz_out = [shifted_zeros(nz_shape(shape, dt, c0)) for _ in range(2)]
     nd_out = [shifted_zeros(shape) for _ in range(2)]
     ran = []
-    real = run.run_raw
+    real, small = run.run_raw, config.NZ_NUMPY_BYTES
     try:
+        config.NZ_NUMPY_BYTES = 0  # (the plans, not the small numpy path: tests/test_new_plans.py compares those)
         api.run_raw = lambda *args: ran.append(real(*args)) or ran[-1]
         to_nz(a, c0, out=nz_out[0])
         from_nz(nz_out[0], shape, c0, out=nd_out[0])
@@ -190,7 +191,7 @@ def test_small_plans_on_raw_bytes_are_the_general_runner(dtype, lead, rows, cols
         to_nz(a, c0, out=nz_out[1])
         from_nz(nz_out[1], shape, c0, out=nd_out[1])
     finally:
-        api.run_raw = real
+        api.run_raw, config.NZ_NUMPY_BYTES = real, small
     assert ran == [True, True] or n * 4 >= 1 << 16  # (large plans take the layout kernels: the general runner)
     assert _same_bits(nz_out[0], nz_out[1]) and _same_bits(nd_out[0], nd_out[1]) and _same_bits(nd_out[0], a)
 

@@ -52,6 +52,19 @@ def pack(burst: int, loops, chunk, doffs, soffs) -> np.ndarray:
     return np.array(m, np.int64)  # (one list, one array: this is on the path of every new plan)
 
 
+def pack_whole(burst: int, loops, c0: int, doffs, soffs) -> np.ndarray:
+    """``pack(burst, loops, (0, len(doffs), 0, c0), doffs, soffs)``: a kernel step whose one call covers its whole
+    range (``c0`` the outermost loop's count), in one list display (the steps of new small plans)."""
+    (a0, a1, a2), (b0, b1, b2), (e0, e1, e2), (f0, f1, f2) = loops  # (MAX_LOOPS levels)
+    n = len(doffs)
+    return _array([burst, a0, a1, a2, b0, b1, b2, e0, e1, e2, f0, f1, f2, 0, n, 0, c0, n, *doffs,
+                   *(soffs if len(soffs) == n else (0,) * n)], _INT64)
+
+
+_array = np.array
+_INT64 = np.dtype(np.int64)
+
+
 def pack_burst(n: int, doff: int, soff: int) -> np.ndarray:
     """``pack(n, NO_LOOPS, (0, 1, 0, 1), (doff,), (soff,))``: one burst of ``n`` units, from its fields at once
     (the single-burst plans of new small calls)."""

@@ -105,14 +105,20 @@ def optimise_loops(burst: int, loops, dst_col: int, src_col: int | None):
     """Reorder loops so the destination is written in increasing address order (largest dst stride outermost)
     and fold loops that continue a contiguous burst. Only valid when no two writes overlap."""
     loops = [tuple(lp) for lp in loops if lp[0] != 1]
-    if len(loops) < 2:  # (the common case of new small plans, without the sort and the merge)
+    n = len(loops)
+    if n < 2:  # (the common case of new small plans, without the sort and the merge)
         if not loops:
             return burst, ()
         lp = loops[0]
         if lp[dst_col] == burst and (src_col is None or lp[src_col] == burst):
             return burst * lp[0], ()
         return burst, (lp,)
-    loops.sort(key=lambda lp: -abs(lp[dst_col]))
+    if n == 2:  # (two loops, as often in new small plans: the sort below, without its key function)
+        a, b = loops
+        if abs(a[dst_col]) < abs(b[dst_col]):
+            loops.reverse()
+    else:
+        loops.sort(key=lambda lp: -abs(lp[dst_col]))
     while loops:
         inner = loops[-1]
         if inner[dst_col] == burst and (src_col is None or inner[src_col] == burst):
@@ -120,6 +126,8 @@ def optimise_loops(burst: int, loops, dst_col: int, src_col: int | None):
             loops.pop()
             continue
         break
+    if len(loops) < 2:
+        return burst, tuple(loops)
     merged = []
     for lp in loops:
         if merged:
@@ -193,7 +201,11 @@ def _element_shape(step):
     strided copy several times slower)."""
     if len(step.dst_offs) != 1:
         return None
-    burst, loops = optimise_loops(step.burst, step.loops, 2, 1)
+    return _element_loops(*optimise_loops(step.burst, step.loops, 2, 1))
+
+
+def _element_loops(burst: int, loops):
+    """:func:`_element_shape` of a Move's folded ``(burst, loops)`` (one offset)."""
     if (burst not in (1, 2, 4, 8) or len(loops) not in (2, 3) or loops[-1][2] != burst or loops[-2][1] != burst
             or loops[-2][0] < 32 // burst or loops[-1][0] < 32 // burst or any(x < 0 for lp in loops for x in lp)):
         return None
@@ -462,30 +474,31 @@ def lower_small(step, src_residue: int, dst_residue: int):
     :func:`finalize` make of it (a test holds them equal), at a fraction of the cost of the general path that
     new plans of small calls would otherwise pay. None for any other step (the general path takes it)."""
     kind = type(step)
+    offs = step.dst_offs
+    n_off = len(offs)
     if kind is Move:
         burst, loops = optimise_loops(step.burst, step.loops, 2, 1)
-        if len(loops) > MAX_LOOPS or (len(loops) >= 2 and loops[-1][0] > config.TILE
-                                      and abs(loops[-1][1]) >= config.TILE_STRIDE):
-            return None
-        if burst < 32 and len(loops) >= 2 and _element_shape(step) is not None:
-            return None  # (an element transpose: its kernel, see match_kernel)
+        nl = len(loops)
+        if nl >= 2:
+            last = loops[-1]
+            if nl > MAX_LOOPS or (last[0] > config.TILE and abs(last[1]) >= config.TILE_STRIDE):
+                return None
+            if burst < 32 and n_off == 1 and _element_loops(burst, loops) is not None:
+                return None  # (an element transpose: its kernel, see match_kernel)
     elif kind is Fill:
         burst, loops = optimise_loops(step.burst, step.loops, 1, None)
-        if len(loops) > MAX_LOOPS:
+        nl = len(loops)
+        if nl > MAX_LOOPS:
             return None
     else:
         return None
-    offs = step.dst_offs
-    n_off = len(offs)
     nbytes = n_off * burst
+    g = burst  # the widest view dividing every offset, stride and burst (as _width), in few gcd calls
     for lp in loops:
         nbytes *= lp[0]
+        g = gcd(g, *lp[1:])
     if nbytes >= config.LAYOUT_BYTES or nbytes >= config.PARALLEL_BYTES:
         return None
-    # the widest view dividing every offset, stride and burst (as _width), in few gcd calls
-    g = burst
-    for lp in loops:
-        g = gcd(g, *lp[1:])
     if kind is Move:
         soffs = step.src_offs
         if n_off == 1:
@@ -499,22 +512,37 @@ def lower_small(step, src_residue: int, dst_residue: int):
     w = 8 if g % 8 == 0 else 4 if g % 4 == 0 else 2 if g % 2 == 0 else 1
     r = dst_residue % w
     doffs = ((r + offs[0]) // w,) if n_off == 1 else tuple([(r + o) // w for o in offs])
-    pad = abi.NO_LOOPS[len(loops):]
+    bu = burst // w
     if kind is Move:
         r = src_residue % w
         su = ((r + soffs[0]) // w,) if n_off == 1 else tuple([(r + o) // w for o in soffs])
-        lu = pad + tuple([(lp[0], lp[1] // w, lp[2] // w) for lp in loops]) if loops else pad
-        chunk = (0, n_off, 0, lu[0][0])
-        return KStep("copy", w, doffs, su, burst // w, lu, _ZERO64, True, Move(soffs, offs, burst, loops),
-                     (chunk,), (), (abi.pack(burst // w, lu, chunk, doffs, su),))
+        if nl == 0:
+            lu, c0 = abi.NO_LOOPS, 1
+        elif nl == 1:
+            c, a, b = loops[0]
+            lu, c0 = _PAD3 + ((c, a // w, b // w),), 1
+        else:
+            lu = abi.NO_LOOPS[nl:] + tuple([(lp[0], lp[1] // w, lp[2] // w) for lp in loops])
+            c0 = lu[0][0]
+        if burst == step.burst and loops == step.loops:
+            orig = step
+        else:
+            orig = Move(soffs, offs, burst, loops)
+        return KStep("copy", w, doffs, su, bu, lu, _ZERO64, True, orig, ((0, n_off, 0, c0),), (),
+                     (abi.pack_whole(bu, lu, c0, doffs, su),))
     pattern = step.pattern
     if pattern is not None and w < len(pattern) and len(set(pattern)) > 1:
         return None  # (make_plan sends such a plan to the exact path before lowering)
-    lu = pad + tuple([(lp[0], 0, lp[1] // w) for lp in loops]) if loops else pad
-    chunk = (0, n_off, 0, lu[0][0])
-    return KStep("fill", w, doffs, (), burst // w, lu, _replicated(pattern, w) if pattern is not None else
-                 _ZERO64, pattern is not None, step._replace(burst=burst, loops=loops), (chunk,), (),
-                 (abi.pack(burst // w, lu, chunk, doffs, ()),))
+    lu = abi.NO_LOOPS[nl:] + tuple([(lp[0], 0, lp[1] // w) for lp in loops]) if loops else abi.NO_LOOPS
+    c0 = lu[0][0]
+    return KStep("fill", w, doffs, (), bu, lu, _replicated(pattern, w) if pattern is not None else
+                 _ZERO64, pattern is not None, step._replace(burst=burst, loops=loops), ((0, n_off, 0, c0),), (),
+                 (abi.pack_whole(bu, lu, c0, doffs, ()),))
+
+
+_PAD3 = abi.NO_LOOPS[1:]
+
+
 
 
 def _check_small(api: str, ks, span, residue: int, dst_side: bool) -> None:
