@@ -334,3 +334,13 @@ def test_large_transposed_tile_repeats_exactly(crew_on, transpose):
         assert [c[0] for c in prep[1]] == ["elements"]
     finally:
         crew.ENABLED = saved
+
+
+@pytest.mark.parametrize("product", ["ATLAS_A2", "ATLAS_350"])
+def test_operand_buffers_start_on_a_line(product):
+    """L1 and the cube's operand buffers L0A / L0B start on a cache line (a tile load between them is a copy of
+    whole lines); UB starts 16 bytes after one, where numpy's large arrays do."""
+    pipe = fc.TPipe(product=product)
+    for pos, residue in (("A1", 0), ("A2", 0), ("B2", 0), ("VECIN", 16)):
+        t = pipe.alloc(pos, "half", 256)
+        assert t.memory.data.ctypes.data % 64 == residue == t.memory.addr0
