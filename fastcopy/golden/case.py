@@ -15,12 +15,14 @@ import math
 import os
 import tomllib
 
+from . import holes
 from .expr import FUNCTIONS
 from .schema import BLOCK_NAMES, CaseError, Compiler, Program, default_max_bytes
 from .template import TemplateCompiler
 
 #: Largest number of points one case may expand into (a guard against typos in sweeps).
 MAX_POINTS = 1_000_000
+_REBUILD = "rebuild"  # Case._holes after unpickling: the point template is made again at the first point
 
 
 class Case:
@@ -45,18 +47,20 @@ class Case:
             return values[0]
 
         # one walk with the first value of everything finds the implicit axes (and validates point 0)
-        self._compile({n: v[0] for n, v in self.named}, discover, 0, {})
+        first = self._compile({n: v[0] for n, v in self.named}, discover, 0, {})
         labels = _labels(list(self.implicit))
         self.axes = [(n, v) for n, v in self.named] + [(labels[p], v) for p, v in self.implicit.items()]
         self.size = math.prod(len(v) for _, v in self.axes)
         if self.size > MAX_POINTS:
             raise CaseError(file, "sweep", f"the sweeps expand into {self.size} points; at most {MAX_POINTS}")
+        self._holes = holes.build(self, first)  # (None: every point compiled through the template memo)
 
     def __getstate__(self) -> dict:
-        """Pickled (a spawned worker, a Dask task) without the template memo: its keys hold ids of this process's
-        document objects."""
+        """Pickled (a spawned worker, a Dask task) without the template memo (its keys hold ids of this process's
+        document objects) and without the point template (compiled expressions): both made again there."""
         state = dict(self.__dict__)
         state["_memo"] = {}
+        state["_holes"] = _REBUILD
         return state
 
     @property
@@ -89,6 +93,15 @@ class Case:
         """The validated program of sweep point ``index``."""
         coords = self.coordinates(index)
         names = {n: c for (n, _), c in zip(self.named, coords)}
+        values = {label: _plain(c) for (label, _), c in zip(self.axes, coords)}
+        template = self._holes
+        if isinstance(template, str):  # (_REBUILD)
+            template = self._holes = holes.build(self, self._compile({n: v[0] for n, v in self.named},
+                                                                     lambda path, values: values[0], 0, {}))
+        if template is not None:
+            prog = template.point(names, index, values)  # (None: compile it in full, below)
+            if prog is not None:
+                return prog
         chosen = dict(zip(self.implicit, coords[len(self.named):]))
 
         def choose(path, values):
@@ -97,7 +110,7 @@ class Case:
                                                  "value with a named [sweep] variable instead)")
             return chosen[path]
 
-        return self._compile(names, choose, index if self.is_sweep else None, self.values(index), self._memo)
+        return self._compile(names, choose, index if self.is_sweep else None, values, self._memo)
 
     def points(self):
         for i in range(self.size):

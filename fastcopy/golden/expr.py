@@ -103,6 +103,15 @@ def evaluate(text: str, names: dict):
         raise ExprError(f"expression {text[:80]!r}: {exc}") from None
 
 
+def compiled(text: str):
+    """``names -> value`` of the expression ``text``: :func:`evaluate`'s value where evaluate returns one, an
+    exception (not always an :class:`ExprError`, and without evaluate's message) where evaluate raises. For a
+    caller that calls it many times and, on any exception, asks :func:`evaluate` for the error."""
+    _parse(text)
+    run = _program(text)
+    return lambda names: _check_size(run(names))
+
+
 @lru_cache(maxsize=1024)
 def _program(text: str):
     """The expression compiled once: a function of ``names`` (each node a closure, evaluated left to right,

@@ -434,6 +434,14 @@ class Program:
 
 
 # ------------------------------------------------------------------------------------------------ compiler
+def whole(v) -> int | None:
+    """``v`` as the integer :meth:`Compiler.integer` takes it for (an int, or a float with an integer value; never
+    a bool), else None."""
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return None if isinstance(v, bool) or not isinstance(v, int) else v
+
+
 def _type_name(v) -> str:
     return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
             dict: "table"}.get(type(v), type(v).__name__)
@@ -528,14 +536,13 @@ class Compiler:
 
     def integer(self, raw, path: str, lo: int | None = None, hi: int | None = None, what: str = "an integer"):
         v = self.scalar(raw, path)
-        if isinstance(v, float) and v.is_integer():
-            v = int(v)
-        if isinstance(v, bool) or not isinstance(v, int):
+        n = whole(v)
+        if n is None:
             raise self.error(path, f"expected {what}, got {_show(v)}")
-        if (lo is not None and v < lo) or (hi is not None and v > hi):
+        if (lo is not None and n < lo) or (hi is not None and n > hi):
             rng = f"[{lo}, {hi}]" if hi is not None else f">= {lo}"
-            raise self.error(path, f"{v} is outside {rng}; expected {what}")
-        return v
+            raise self.error(path, f"{n} is outside {rng}; expected {what}")
+        return n
 
     def string(self, raw, path: str, what: str = "a string") -> str:
         v = self.scalar(raw, path)

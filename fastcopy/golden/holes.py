@@ -1,0 +1,227 @@
+"""A sweep point without compiling the case again: a point compiled once, with its *holes* filled per point.
+
+In most sweeps the sweep variables reach the program in a few places only, each an ``"=expr"`` string: a GM
+buffer's shape, a local buffer's count, a field of a parameter struct, an integer or boolean parameter of an op.
+Everything else in the case is the same at every point, so every point's program is the first point's program
+with those values changed. :func:`build` looks at the case document; when every expression sits in such a place
+(and the case has no loops, compute steps, cores, implicit sweeps, offsets in operands, or buffer inputs whose
+validation depends on the size), it returns a :class:`PointTemplate`, whose :meth:`~PointTemplate.point` evaluates
+the point's expressions (compiled once) and checks each value as the case compiler would (the same integer rule,
+the struct field's own coercion and C++ range on the case's product, the per-buffer byte limit).
+
+A point whose values pass gets the program the compiler would return (tests/test_case_template.py compares both
+on every example and on sweeps built to fail). A point where anything fails or looks unusual gets None, and the
+caller compiles that point in full: errors, their messages and their order are always the compiler's own.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..dtypes import as_dtype
+from ..params import CTYPES
+from .expr import compiled
+from .schema import APIS, ARG_KINDS, B4_VALUES, BufferSpec, OpSpec, Program, struct_class, whole
+
+#: init kinds whose validation does not depend on the buffer's size (``values`` counts them, ``file`` looks for
+#: the file at every compile)
+_SIZE_FREE_INITS = frozenset({"uniform", "normal", "integers", "arange", "constant", "zeros", "bits"})
+
+
+class _Refused(Exception):
+    """The document has a value the template does not handle: compile every point in full."""
+
+
+def _has_expr(v) -> bool:
+    if isinstance(v, str):
+        return v.startswith("=")
+    if isinstance(v, list):
+        return any(_has_expr(x) for x in v)
+    if isinstance(v, dict):
+        return any(_has_expr(x) for x in v.values())
+    return False
+
+
+def _expr(v):
+    """The compiled expression of an ``"=expr"`` string; refused for anything else that holds an expression;
+    None for a constant."""
+    if isinstance(v, str) and v.startswith("="):
+        return compiled(v[1:])
+    if _has_expr(v):
+        raise _Refused
+    return None
+
+
+def _shared(obj, **changes):
+    """A copy of the frozen dataclass ``obj`` with ``changes`` (what ``dataclasses.replace`` returns, without
+    running ``__init__``: the fields were validated where they were made)."""
+    new = object.__new__(type(obj))
+    new.__dict__.update(obj.__dict__)
+    new.__dict__.update(changes)
+    return new
+
+
+class PointTemplate:
+    """The program of a point = ``base`` (a compiled point) with the holes filled. ``buffers``: ``(position in
+    the program, BufferSpec, dims, lowest dim, byte limit)`` per buffer with holes, ``dims`` a list of a constant
+    or a compiled expression per dimension. ``ops``: ``(position, OpSpec, holes)`` per op with holes, ``holes`` a
+    list of ``(position in args or kwargs, is kwarg, Arg, fields or (lo, hi, is bool))``."""
+
+    def __init__(self, base: Program, buffers: list, ops: list):
+        self.base, self.buffers, self.ops = base, buffers, ops
+
+    def point(self, names: dict, index: int, values: dict) -> Program | None:
+        """The program of the point with sweep variables ``names``, or None (compile the point in full)."""
+        try:
+            return self._point(names, index, values)
+        except Exception:  # noqa: BLE001 - any doubt: the compiler decides, and raises its own error
+            return None
+
+    def _point(self, names: dict, index: int, values: dict) -> Program | None:
+        base = self.base
+        env = dict(names)
+        env.setdefault("block_num", base.blocks)  # (as the compiler: before the buffers)
+        buffers = list(base.buffers)
+        for i, spec, dims, lo, limit in self.buffers:
+            shape = []
+            for d in dims:
+                n = whole(d if type(d) is int else d(env))
+                if n is None or n < lo:
+                    return None
+                shape.append(n)
+            shape = tuple(shape)
+            if math.prod(shape) * as_dtype(spec.dtype).itemsize > limit:
+                return None
+            buffers[i] = _shared(spec, shape=shape)
+        env["block_idx"] = 0  # (as the compiler: before the ops)
+        ops = list(base.ops)
+        for i, op, holes in self.ops:
+            args, kwargs = list(op.args), list(op.kwargs)
+            for k, is_kw, arg, rule in holes:
+                if arg.kind == "struct":
+                    value = dict(arg.value)
+                    for f, fn, struct, lo, hi in rule:
+                        v = fn(env)
+                        if isinstance(v, (str, dict)) or v is None:
+                            return None
+                        v = struct._coerce(f, v)  # what setting the field does (raises where the compiler's would)
+                        if lo is not None and not lo <= v <= hi:
+                            return None
+                        value[f.name] = v
+                else:
+                    fn, lo, hi, is_bool = rule
+                    value = fn(env)
+                    if is_bool:
+                        if not isinstance(value, bool):
+                            return None
+                    else:
+                        value = whole(value)
+                        if value is None or value < lo or value > hi:
+                            return None
+                new = _shared(arg, value=value)
+                if is_kw:
+                    kwargs[k] = (kwargs[k][0], new)
+                else:
+                    args[k] = new
+            ops[i] = _shared(op, args=tuple(args), kwargs=tuple(kwargs))
+        return _shared(base, index=index, values=values, buffers=tuple(buffers), ops=tuple(ops))
+
+
+def build(case, base: Program) -> PointTemplate | None:
+    """The template of ``case`` from ``base``, its program at some point, or None when a point of this case
+    must be compiled in full."""
+    try:
+        return _build(case, base)
+    except _Refused:
+        return None
+
+
+def _build(case, base: Program) -> PointTemplate | None:
+    doc = case.doc
+    if case.implicit or not case.is_sweep or base.blocks != 1 or base.writes:
+        return None
+    for key, v in doc.items():
+        if key not in ("buffers", "ops", "sweep") and _has_expr(v):
+            return None
+    raw_buffers, raw_ops = doc["buffers"], doc["ops"]
+    if list(raw_buffers) != [b.name for b in base.buffers] or len(raw_ops) != len(base.ops):
+        return None
+    buffers = [_buffer_holes(i, spec, raw_buffers[spec.name], case.max_bytes) for i, spec in enumerate(base.buffers)]
+    from ..products import Product
+
+    product = Product[base.product]
+    ops = [_op_holes(i, op, raw, product) for i, (op, raw) in enumerate(zip(base.ops, raw_ops))]
+    buffers, ops = [b for b in buffers if b is not None], [o for o in ops if o is not None]
+    if not buffers and not ops:
+        return None  # (nothing changes between points: the template memo already returns the one program)
+    return PointTemplate(base, buffers, ops)
+
+
+def _buffer_holes(i: int, spec: BufferSpec, raw: dict, limit: int):
+    key = "shape" if spec.gm else "count"
+    for k, v in raw.items():
+        if k != key and _has_expr(v):
+            raise _Refused
+    shape = raw.get(key)
+    if not _has_expr(shape):
+        return None
+    if spec.init is not None and (spec.init.get("kind") not in _SIZE_FREE_INITS or spec.dtype in B4_VALUES):
+        raise _Refused
+    items = shape if isinstance(shape, list) else [shape]
+    if not spec.gm and isinstance(shape, list):
+        raise _Refused
+    dims = []
+    for d in items:
+        fn = _expr(d)
+        if fn is None and type(d) is not int:
+            raise _Refused
+        dims.append(d if fn is None else fn)
+    return i, spec, dims, 1 if spec.gm else 0, limit
+
+
+def _op_holes(i: int, op, raw, product):
+    if not isinstance(op, OpSpec) or not isinstance(raw, dict) or op.env or {"for", "body", "range", "compute"} & set(raw):
+        raise _Refused
+    for k, v in raw.items():
+        if k != "params" and (_has_expr(v) or (isinstance(v, str) and "[" in v)):
+            raise _Refused
+    params = raw.get("params", {})
+    if not isinstance(params, dict) or not _has_expr(params):
+        return None
+    spec = APIS[op.api]
+    where = {a.key: (k, False, a) for k, a in enumerate(op.args)}
+    where.update({a.key: (k, True, a) for k, (_, a) in enumerate(op.kwargs)})
+    holes = []
+    for key, v in params.items():
+        if not _has_expr(v):
+            continue
+        if key not in where:
+            raise _Refused
+        k, is_kw, arg = where[key]
+        cls = struct_class(key)
+        if cls is not None:
+            if arg.kind != "struct" or not isinstance(v, dict):
+                raise _Refused
+            fields = []
+            for name, fv in v.items():
+                fn = _expr(fv)
+                if fn is None:
+                    continue
+                f = cls._index.get(name)
+                if f is None or f.ctype == "T" or isinstance(f.default, tuple):
+                    raise _Refused
+                lo = hi = None
+                if f.ctype != "bool":
+                    lo, hi = CTYPES[cls._product_types(f).get(product, f.ctype)][1:]
+                fields.append((f, fn, cls(), lo, hi))
+            holes.append((k, is_kw, arg, fields))
+            continue
+        kind, detail = spec.kinds.get(key) or ARG_KINDS[key]
+        fn = _expr(v)
+        if kind == "int" and arg.kind == "int":
+            holes.append((k, is_kw, arg, (fn, detail[0], detail[1], False)))
+        elif kind == "bool" and arg.kind == "bool":
+            holes.append((k, is_kw, arg, (fn, None, None, True)))
+        else:
+            raise _Refused
+    return (i, op, holes) if holes else None

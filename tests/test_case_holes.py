@@ -1,0 +1,119 @@
+"""The point template (fastcopy.golden.holes): a point made by filling the holes of a compiled point is exactly
+the point compiled from scratch (``repr`` compared: ``1``, ``1.0`` and ``True`` differ), and a point whose values
+fail any check fails with the compiler's own error; cases it does not take are compiled as before."""
+
+from __future__ import annotations
+
+import pathlib
+import pickle
+
+import pytest
+from test_case_template import _outcome, _plain, _same_points
+
+from fastcopy.golden import load_case, load_case_text
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+#: every hole kind, with values that pass and values that fail each check (types, ranges, the byte limit)
+HOLES = """\
+name = "holes"
+product = "ATLAS_A2"
+seed = 5
+outputs = ["yGm"]
+
+[sweep]
+bc = [1, 2, 2.0, 2.5, true, "2", 0, 70000, 3]
+n = [16, 32.0, 0, -16, 4096000]
+flag = [false, 1]
+
+[buffers.xGm]
+dtype = "half"
+shape = [2, "=n * 2"]
+init = {kind = "uniform", low = -1.0, high = 1.0}
+
+[buffers.xLocal]
+position = "VECIN"
+dtype = "half"
+count = "=n * 2"
+
+[buffers.yGm]
+dtype = "half"
+shape = "=n * 2 + bc * 0"
+
+[[ops]]
+api = "DataCopy"
+dst = "xLocal"
+src = "xGm"
+params.DataCopyParams = {blockCount = "=bc", blockLen = "=n // 8", srcGap = 0, dstGap = 0}
+
+[[ops]]
+api = "DataCopy"
+dst = "yGm"
+src = "xLocal"
+params = {count = "=n * 2 - 4096 * flag", enableSmallC0 = "=flag"}
+"""
+
+
+def _holes_case(text=HOLES, **kw):
+    return load_case_text(text, "holes.toml", max_bytes=1 << 20, **kw)
+
+
+def test_the_bench_sweep_uses_the_template():
+    case = load_case(ROOT / "bench" / "cases" / "datacopy_sweep_1000.toml")
+    assert case._holes is not None
+    _same_points(case, range(0, 1000, 3))
+
+
+def test_every_hole_kind_passes_and_fails_as_the_compiler():
+    case = _holes_case()
+    assert case._holes is not None and len(case._holes.buffers) == 3 and len(case._holes.ops) == 2
+    outcomes = [_outcome(lambda: case.point(i)) for i in range(len(case))]
+    assert sum(o.startswith("CaseError") for o in outcomes) > len(case) // 2  # (the failures are exercised)
+    assert sum(not o.startswith("CaseError") for o in outcomes) >= 6  # (and the passes)
+    _same_points(case, range(len(case)))
+    _same_points(case, reversed(range(len(case))))
+
+
+def test_a_struct_field_that_does_not_fit_the_product_is_the_compilers_error():
+    text = HOLES.replace('product = "ATLAS_A2"', 'product = "ATLAS_350"')
+    case = _holes_case(text)
+    _same_points(case, range(len(case)))
+
+
+@pytest.mark.parametrize("change", [
+    ('shape = [2, "=n * 2"]', 'shape = [2, "=n * 2"]\ndescription = "=\'x\'"'),  # an expression elsewhere
+    ('dst = "xLocal"', 'dst = "xLocal[0]"'),  # an operand offset
+    ('dtype = "half"\nshape = "=n * 2 + bc * 0"', 'dtype = "=\'half\'"\nshape = "=n * 2 + bc * 0"'),  # a dtype
+    ('{kind = "uniform", low = -1.0, high = 1.0}', '{kind = "uniform", low = "=-bc", high = 1.0}'),  # an init
+    ('outputs = ["yGm"]', 'outputs = ["yGm"]\nseed = "=5"'.replace('seed = 5\n', '')),  # a top-level value
+    ('srcGap = 0', 'srcGap = [0, 1]'),  # an implicit sweep
+])
+def test_cases_it_does_not_take_compile_as_before(change):
+    text = HOLES.replace(*change)
+    if "seed" in change[1]:
+        text = text.replace("seed = 5\n", "")
+    case = _holes_case(text)
+    assert case._holes is None
+    _same_points(case, range(len(case)))
+
+
+def test_a_loop_or_a_values_input_is_not_taken():
+    text = HOLES.replace('init = {kind = "uniform", low = -1.0, high = 1.0}',
+                         f'init = {{kind = "values", values = {list(range(64))}}}')
+    case = _holes_case(text.replace("n = [16, 32.0, 0, -16, 4096000]", "n = [16]"))  # (its size is checked)
+    assert case._holes is None
+    _same_points(case, range(len(case)))
+    loop = HOLES.replace('[[ops]]\napi = "DataCopy"\ndst = "yGm"',
+                         '[[ops]]\nfor = "i"\nrange = 1\nbody = [{api = "DataCopy", dst = "yGm", src = "xLocal", '
+                         'params = {count = "=n * 2"}}]\n\n[[ops]]\napi = "DataCopy"\ndst = "yGm"')
+    case = _holes_case(loop)
+    assert case._holes is None
+    _same_points(case, range(len(case)))
+
+
+def test_a_pickled_case_makes_its_template_again():
+    case = _holes_case()
+    copy = pickle.loads(pickle.dumps(case))
+    assert [_outcome(lambda: copy.point(i)) for i in range(len(copy))] == \
+        [_outcome(lambda: _plain(case, i)) for i in range(len(case))]
+    assert copy._holes is not None and not isinstance(copy._holes, str)
