@@ -1,12 +1,18 @@
 """The ceiling on this machine: the layout kernels called bare (no fastcopy planning, dispatch or definedness
-around them; the thread split by hand on a one-worker pool), against np.copyto of the same bytes and the
-plain-numpy way, interleaved medians (the 2-thread rows on a one-worker pool, as the executor did before its
-persistent helper threads, and one on the helpers themselves). Beside each transpose, the same bytes copied
-without transposing (``copy_dense``, streaming): no layout kernel can beat that row, so its "x numpy" is the most
-any kernel can reach against the numpy way on this machine. Also the third table of bench/report.py.
+around them: a job header made once, run on the persistent helper threads as a repeated call runs it), against
+np.copyto of the same bytes and the plain-numpy way, interleaved medians. Beside each transpose, the same bytes
+copied without transposing (``copy_dense``: streaming stores, and memcpy): no layout kernel can beat the faster
+of those rows, so its "x numpy" is the most any kernel can reach against the numpy way on this machine. Also the
+fourth table of bench/report.py; bench/interleaved.py prints the same plain-copy ceiling under each target row.
+
+Fair to every row: each variant writes its own destination buffer (a buffer shared by a regular-store variant
+and a streaming one measured the streaming one 1.7x slower right after the regular one had run: its lines were
+left dirty in the cache, and a streaming store to a cached line pays for it; that, not the 16-byte phase of the
+destination, was the "dst 16 B into a line" row's 2.28 ms against 1.41 ms line-aligned at 08:30), and every
+round runs the variants in a fresh random order (each follows each other about equally often).
 
     python bench/bare_layout.py            # the ceiling table
-    python bench/bare_layout.py --tiles    # also sweep tile sizes and store kinds (slow)
+    python bench/bare_layout.py --tiles    # also sweep tile sizes and thread splits (slow)
 """
 
 from __future__ import annotations
@@ -14,7 +20,6 @@ from __future__ import annotations
 import pathlib
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -23,68 +28,129 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 from fastcopy import config  # noqa: E402
 from fastcopy.dma import crew  # noqa: E402
 from fastcopy.dma.abi import pack_transpose  # noqa: E402
+from fastcopy.dma.lower import _layout_chunks  # noqa: E402
 from fastcopy.kernels.layout import copy_dense, transpose_blocks  # noqa: E402
 from fastcopy.kernels.strided import copy_strided  # noqa: E402
 from fastcopy.memory import aligned_empty  # noqa: E402
 
 N = 4096
-POOL = ThreadPoolExecutor(1)
+NT_DST = "dst +16 B (numpy's out=)"
+LINED = "line-aligned dst"
 
 
-def _two(fn, parts):
-    f = POOL.submit(fn, parts[1])
-    fn(parts[0])
-    f.result()
-
-
-def _transpose(dst, src, geo, tiles, nt, threads):
-    a, c = geo
-    cuts = [(0, a[0])] if threads == 1 else [(0, a[0] // 2), (a[0] // 2, a[0])]
-    metas = [pack_transpose(32, (1, 0, 0), a, c, tiles, nt, (0, 1) + r) for r in cuts]
+def _job(kind, dst, src, table, nbytes, threads, nt):
+    """The chunks of ``table`` (kernel metas, or (offset, length) pieces): a job header made once, run on the
+    persistent helper threads as a repeated call runs it (1 thread, or no crew: the chunks here, in order)."""
+    if kind == crew.TRANSPOSE:
+        def alone():
+            for m in table:
+                transpose_blocks(dst, 0, src, 0, m)
+    else:
+        def alone():
+            for p in table:
+                copy_dense(dst, int(p[0]), src, int(p[0]), int(p[1]), nt)
     if threads == 1:
-        return lambda: transpose_blocks(dst, 0, src, 0, metas[0])
-    return lambda: _two(lambda m: transpose_blocks(dst, 0, src, 0, m), metas)
+        return alone
+    head = crew.job(kind, dst, 0, src, 0, table, np.uint64(0), int(nt), nbytes)
+    return lambda: crew.run_job(head) or alone()
 
 
-def _dense2(dst, src):
-    h = src.size // 2
-    return lambda: _two(lambda r: copy_dense(dst, r[0], src, r[0], r[1], True), [(0, h), (h, src.size - h)])
+def transpose(dst, src, burst, geo, tiles=None, nt=True, threads=2, split=None):
+    """``transpose_blocks`` over ``geo`` = (batch, a, c) (count, src, dst strides in bytes), cut as the lowering
+    cuts it (``split``: (b_lo, b_hi, a_lo, a_hi) chunks of one's own)."""
+    batch, a, c = geo
+    tiles = tiles or (config.LAYOUT_TILE_A, config.LAYOUT_TILE_C)
+    nbytes = batch[0] * a[0] * c[0] * burst
+    if split is None:
+        split = _layout_chunks(batch[0], a[0], nbytes, tiles[0]) if threads > 1 else ((0, batch[0], 0, a[0]),)
+    table = np.stack([pack_transpose(burst, batch, a, c, tiles, nt, ch) for ch in split])
+    return _job(crew.TRANSPOSE, dst, src, table, nbytes, threads, nt)
 
 
-def layout_cases(sweep=False):
-    for es, name in ((2, "half"), (4, "float")):
-        rng = np.random.default_rng(0)
-        a = rng.integers(0, 256, N * N * es, dtype=np.uint8)
-        row, nb, c0 = N * es, N * es // 32, 32 // es
-        dt = np.float16 if es == 2 else np.float32
-        lined, numpy16, b = aligned_empty(a.size), aligned_empty(a.size, offset=16), aligned_empty(a.size, offset=16)
-        to_geo = ((nb, 32, N * 32), (N, row, 32))  # a = block column, c = row
-        from_geo = ((N, 32, row), (nb, N * 32, 32))  # a = row, c = block column
-        nz = np.empty_like(a)
-        transpose_blocks(nz, 0, a, 0, pack_transpose(32, (1, 0, 0), *to_geo, (64, 8), 0, (0, 1, 0, nb)))
-        av, nzv = a.view(dt).reshape(N, N // c0, c0), nz.view(dt).reshape(N // c0, N, c0)
-        out_nz, out_nd = np.empty_like(nzv), np.empty_like(av)
-        for what, src, geo, numpy_way in (
-                ("to_nz", a, to_geo, lambda: np.copyto(out_nz, av.transpose(1, 0, 2))),
-                ("from_nz", nz, from_geo, lambda: np.copyto(out_nd, nzv.transpose(1, 0, 2)))):
-            tiles = (config.LAYOUT_TILE_A, config.LAYOUT_TILE_C)
-            funcs = {"copyto": lambda: np.copyto(b, a), "numpy": numpy_way,
-                     "dst 16 B into a line, streaming stores, 2 threads": _transpose(numpy16, src, geo, tiles, 1, 2),
-                     "dst 16 B into a line, streaming stores, 1 thread": _transpose(numpy16, src, geo, tiles, 1, 1),
-                     "line-aligned dst, streaming stores, 2 threads": _transpose(lined, src, geo, tiles, 1, 2),
-                     "line-aligned dst, streaming stores, 1 thread": _transpose(lined, src, geo, tiles, 1, 1),
-                     "dst 16 B into a line, regular stores, 2 threads": _transpose(numpy16, src, geo, (32, 32), 0, 2),
-                     "dst 16 B into a line, regular stores, 1 thread": _transpose(numpy16, src, geo, (32, 32), 0, 1),
-                     # the ceiling of any kernel: the same bytes copied without transposing (copy_dense)
-                     "no transpose: dense streaming copy, 2 threads": _dense2(lined, src),
-                     "no transpose: dense streaming copy, 1 thread": lambda d=lined, s=src: copy_dense(
-                         d, 0, s, 0, s.size, True)}
-            if sweep:
-                for t in ((16, 8), (64, 4), (64, 8), (64, 16), (128, 4), (128, 16), (256, 4), (32, 8)):
-                    for dst, tag in ((lined, "lined"), (numpy16, "+16")):
-                        for nt in (0, 1):
-                            funcs[f"{tag} tiles {t} nt={nt} 2 threads"] = _transpose(dst, src, geo, t, nt, 2)
-            yield f"bare {what} {N}x{N} {name}", a.nbytes, funcs
+def dense(dst, src, nt=True, threads=2, pieces=None):
+    """The same bytes without transposing: one contiguous copy (streaming, or memcpy) in ``pieces`` (default: as
+    the lowering cuts a large step, whole pages)."""
+    n = src.size
+    k = pieces or (threads * config.CHUNKS_PER_THREAD if threads > 1 else 1)
+    size = -(-n // k // 4096) * 4096
+    table = np.array([[lo, min(size, n - lo)] for lo in range(0, n, size)], np.int64)
+    return _job(crew.DENSE, dst, src, table, n, threads, nt)
+
+
+def _matrix(es):
+    return np.random.default_rng(0).integers(0, 256, N * N * es, dtype=np.uint8)
+
+
+def geometry(what, es, rows=N):
+    """``(burst, (batch, a, c), source maker, numpy way maker)`` of one 4096 x 4096 layout case, exactly as
+    bench/interleaved.py measures it through the API (NZ2ND: two calls of ``rows`` rows, 16-element blocks)."""
+    dt = {2: np.float16, 4: np.float32}[es]
+    row = N * es
+    if what in ("to_nz", "from_nz"):
+        c0 = 32 // es
+        to_geo = ((1, 0, 0), (row // 32, 32, N * 32), (N, row, 32))  # a = block column, c = row
+        if what == "to_nz":
+            def numpy_way(src, out):
+                o, s = out.view(dt).reshape(N // c0, N, c0), src.view(dt).reshape(N, N // c0, c0)
+                return lambda: np.copyto(o, s.transpose(1, 0, 2))
+            return 32, to_geo, _matrix, numpy_way
+
+        def nz_source(es):
+            a, nz = _matrix(es), np.empty(N * N * es, np.uint8)
+            transpose_blocks(nz, 0, a, 0, pack_transpose(32, *to_geo, (64, 8), False, (0, 1, 0, row // 32)))
+            return nz
+
+        def numpy_way(src, out):
+            o, s = out.view(dt).reshape(N, N // c0, c0), src.view(dt).reshape(N // c0, N, c0)
+            return lambda: np.copyto(o, s.transpose(1, 0, 2))
+        return 32, ((1, 0, 0), (N, 32, row), (row // 32, N * 32, 32)), nz_source, numpy_way  # a = row
+    # NZ2ND (DataCopy(Nz2NdParamsFull) VECOUT->GM): N // rows calls, each (rows, N) from 16-element fractals
+    burst, calls = 16 * es, N // rows
+    geo = ((calls, rows * row, rows * row), (rows, burst, row), (row // burst, rows * burst, burst))
+
+    def numpy_way(src, out):
+        o = out.view(dt).reshape(calls, rows, N // 16, 16)
+        s = src.view(dt).reshape(calls, N // 16, rows, 16)
+        return lambda: np.copyto(o, s.transpose(0, 2, 1, 3))
+    return burst, geo, _matrix, numpy_way
+
+
+CASES = (("to_nz", 2), ("from_nz", 2), ("NZ2ND", 2), ("to_nz", 4), ("from_nz", 4), ("NZ2ND", 4))
+
+
+def layout_cases(sweep=False, only=()):
+    for what, es in CASES:
+        name = f"bare {what} {N}x{N} {'half' if es == 2 else 'float'}"
+        if only and not any(w in name for w in only):
+            continue
+        burst, geo, make_src, numpy_way = geometry(what, es, 2048 if what == "NZ2ND" else N)
+        src = make_src(es)
+        n = src.size
+
+        def buf(offset=16):
+            return aligned_empty(n, offset=offset)  # (each variant its own: see the module docstring)
+        b = buf()
+        funcs = {"copyto": lambda b=b, s=src: np.copyto(b, s), "numpy": numpy_way(src, buf()),
+                 f"{NT_DST}, streaming stores, 2 threads": transpose(buf(), src, burst, geo),
+                 f"{NT_DST}, streaming stores, 1 thread": transpose(buf(), src, burst, geo, threads=1),
+                 f"{LINED}, streaming stores, 2 threads": transpose(buf(0), src, burst, geo),
+                 f"{NT_DST}, regular stores, 2 threads": transpose(
+                     buf(), src, burst, geo, (config.LAYOUT_TILE_A_UNALIGNED, config.LAYOUT_TILE_C_UNALIGNED), False),
+                 # the ceiling of any kernel: the same bytes copied without transposing
+                 "no transpose: dense streaming copy, 2 threads": dense(buf(0), src),
+                 "no transpose: dense memcpy (regular stores), 2 threads": dense(buf(), src, nt=False),
+                 "no transpose: dense streaming copy, 1 thread": dense(buf(0), src, threads=1)}
+        if sweep:
+            for t in ((32, 8), (64, 8), (64, 16), (128, 4), (128, 8), (128, 16), (256, 8), (32, 32)):
+                funcs[f"{NT_DST}: tiles {t}"] = transpose(buf(), src, burst, geo, t)
+            a_n = geo[1][0]
+            for parts in (2, 4, 8):
+                step = -(-a_n // parts)
+                cuts = tuple((0, geo[0][0], lo, min(lo + step, a_n)) for lo in range(0, a_n, step))
+                funcs[f"{NT_DST}: {len(cuts)} chunks"] = transpose(buf(), src, burst, geo, split=cuts)
+            for pieces in (2, 8):
+                funcs[f"no transpose: dense streaming copy, {pieces} pieces"] = dense(buf(0), src, pieces=pieces)
+        yield name, n, funcs
 
 
 def dense_cases():
@@ -95,29 +161,29 @@ def dense_cases():
         s, d, dl, bb = big[:size], out16[:size], lined[:size], b[:size]
         s8, d8 = s.view(np.uint64), d.view(np.uint64)
         meta = np.array([size // 8, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0, 0], np.int64)
-        h = size // 2
-
-        def halves(dst, nt, s=s):
-            return lambda: _two(lambda r: copy_dense(dst, r[0], s, r[0], r[1], nt), [(0, h), (h, size - h)])
         label = f"{size >> 20} MiB" if size >= 1 << 20 else f"{size >> 10} KiB"
-        halves_table = np.array([[0, h], [h, size - h]], np.int64)
+        halves = np.array([[0, size // 2], [size // 2, size - size // 2]], np.int64)
         yield f"bare dense copy {label}", size, {
             # (the job header made once, as a repeated DataCopy prepares it: one compiled call per copy)
             "memcpy, 2 threads: persistent helper (dma/crew.py)": lambda h=crew.job(
-                crew.DENSE, d, 0, s, 0, halves_table, nbytes=size), t=halves_table: crew.run_job(h),
+                crew.DENSE, d, 0, s, 0, halves, nbytes=size), t=halves: crew.run_job(h),
             "copyto": lambda s=s, bb=bb: np.copyto(bb, s),
             "llvm.memcpy (copy_strided), 1 thread": lambda d8=d8, s8=s8, meta=meta: copy_strided(d8, 0, s8, 0, meta),
-            "memcpy, 2 threads": halves(d, False),
-            "streaming stores, 2 threads": halves(dl, True)}
+            "streaming stores, 2 threads": _job(crew.DENSE, dl, s, halves, size, 2, True)}
 
 
-def measure(funcs: dict, nbytes: int, rounds: int = 11) -> dict:
+def measure(funcs: dict, nbytes: int, rounds: int = 11, seed: int = 0) -> dict:
+    """Median seconds per call of each function; every round in a fresh random order (seeded)."""
     number = max(1, (8 << 20) // nbytes)
     times = {k: [] for k in funcs}
     for f in funcs.values():
         f()
+    order = list(funcs)
+    rng = np.random.default_rng(seed)
     for _ in range(rounds):
-        for k, f in funcs.items():
+        rng.shuffle(order)
+        for k in order:
+            f = funcs[k]
             t0 = time.perf_counter()
             for _ in range(number):
                 f()
@@ -125,10 +191,11 @@ def measure(funcs: dict, nbytes: int, rounds: int = 11) -> dict:
     return {k: float(np.median(v)) for k, v in times.items()}
 
 
-def rows(sweep=False) -> list[str]:
-    out = [f"| {'bare kernel (no fastcopy code around it)':78} | {'time':>9} | {'x copyto':>8} | {'x numpy':>7} |",
-           f"|{'-' * 80}|{'-' * 11}|{'-' * 10}|{'-' * 9}|"]
-    for gen in (lambda: layout_cases(sweep), dense_cases):
+def rows(sweep=False, only=()) -> list[str]:
+    out = [f"| {'bare kernel (no fastcopy code around it)':84} | {'time':>9} | {'x copyto':>8} | {'x numpy':>7} |",
+           f"|{'-' * 86}|{'-' * 11}|{'-' * 10}|{'-' * 9}|"]
+    gens = [lambda: layout_cases(sweep, only)] + ([] if only else [dense_cases])
+    for gen in gens:
         for title, nbytes, funcs in gen():
             m = measure(funcs, nbytes)
             for k, t in m.items():
@@ -136,10 +203,15 @@ def rows(sweep=False) -> list[str]:
                     continue
                 r_np = f"{m['numpy'] / t:7.2f}" if "numpy" in m else f"{'-':>7}"
                 ms = f"{t * 1e3:6.2f} ms" if t >= 1e-3 else f"{t * 1e6:6.1f} us"
-                out.append(f"| {(title + ': ' + k)[:78]:78} | {ms:>9} | {m['copyto'] / t:8.2f} | {r_np} |")
+                out.append(f"| {(title + ': ' + k)[:84]:84} | {ms:>9} | {m['copyto'] / t:8.2f} | {r_np} |")
                 print(out[-1], file=sys.stderr, flush=True)
+            if "numpy" in m:
+                ms = f"{m['numpy'] * 1e3:6.2f} ms"
+                out.append(f"| {(title + ': the numpy way')[:84]:84} | {ms:>9} | {m['copyto'] / m['numpy']:8.2f} | "
+                           f"{1:7.2f} |")
     return out
 
 
 if __name__ == "__main__":
-    print("\n".join(rows("--tiles" in sys.argv)))
+    words = tuple(a for a in sys.argv[1:] if not a.startswith("--"))
+    print("\n".join(rows("--tiles" in sys.argv, words)))

@@ -60,6 +60,15 @@ def _nz_views(x, c0):
     return x.reshape(N, N // c0, c0), x.reshape(N // c0, N, c0)
 
 
+def _ceiling(a):
+    """The same bytes copied without transposing, bare (bench/bare_layout.py: streaming stores, both threads, into
+    a buffer of its own): no layout kernel beats it, so its "x numpy" is the most any can reach."""
+    import bare_layout
+
+    src = a.reshape(-1).view(np.uint8)
+    return bare_layout.dense(bare_layout.aligned_empty(src.size), src)
+
+
 def case_nz():
     for name in ("half", "float"):
         a = _matrix(name)
@@ -68,20 +77,21 @@ def case_nz():
         nz = fc.to_nz(a)
         b, out_nz, out_nd = np.empty_like(a), np.empty_like(nz), np.empty_like(a)
         cp = lambda b=b, a=a: np.copyto(b, a)  # noqa: E731
+        ceiling = _ceiling(a)
         a3, nz3 = _nz_views(a, c0)[0], _nz_views(nz, c0)[1]
         o_nz3, o_nd3 = _nz_views(out_nz, c0)[1], _nz_views(out_nd, c0)[0]
         yield f"to_nz {N}x{N} {name} (out=)", a.nbytes, LAYOUT, {
-            "fastcopy": lambda a=a, o=out_nz: fc.to_nz(a, out=o), "copyto": cp,
+            "fastcopy": lambda a=a, o=out_nz: fc.to_nz(a, out=o), "copyto": cp, "ceiling": ceiling,
             "numpy": lambda o=o_nz3, a3=a3: np.copyto(o, a3.transpose(1, 0, 2))}
         yield f"from_nz {N}x{N} {name} (out=)", a.nbytes, LAYOUT, {
-            "fastcopy": lambda nz=nz, o=out_nd: fc.from_nz(nz, (N, N), out=o), "copyto": cp,
+            "fastcopy": lambda nz=nz, o=out_nd: fc.from_nz(nz, (N, N), out=o), "copyto": cp, "ceiling": ceiling,
             "numpy": lambda o=o_nd3, nz3=nz3: np.copyto(o, nz3.transpose(1, 0, 2))}
         pipe = TPipe(capacities={"L1": 2 * a.nbytes, "UB": 2 * a.nbytes})
         l1 = pipe.alloc(TPosition.A1, name, a.size)
         gm = GlobalTensor(a)
         p = fc.nd2nz_params(N, N, name)
         yield f"DataCopy(Nd2NzParams) GM->A1 {N}x{N} {name}", a.nbytes, LAYOUT, {
-            "fastcopy": lambda l1=l1, gm=gm, p=p: DataCopy(l1, gm, p), "copyto": cp,
+            "fastcopy": lambda l1=l1, gm=gm, p=p: DataCopy(l1, gm, p), "copyto": cp, "ceiling": ceiling,
             "numpy": lambda o=o_nz3, a3=a3: np.copyto(o, a3.transpose(1, 0, 2))}
         # NZ2ND: 16-element fractal columns for every dtype; srcNStride (the NZ row count) is at most 4095, so
         # the matrix goes out in two calls of 2048 rows
@@ -99,7 +109,8 @@ def case_nz():
         nzb = ub.numpy().reshape(N // rows, N // 16, rows, 16)
         o4 = out_nd.reshape(N // rows, rows, N // 16, 16)
         yield f"DataCopy(Nz2NdParamsFull) VECOUT->GM {N}x{N} {name}", a.nbytes, LAYOUT, {
-            "fastcopy": nz2nd, "copyto": cp, "numpy": lambda o4=o4, nzb=nzb: np.copyto(o4, nzb.transpose(0, 2, 1, 3))}
+            "fastcopy": nz2nd, "copyto": cp, "ceiling": ceiling,
+            "numpy": lambda o4=o4, nzb=nzb: np.copyto(o4, nzb.transpose(0, 2, 1, 3))}
 
 
 def case_pad():
@@ -145,18 +156,21 @@ CASES = (case_datacopy, case_nz, case_pad, case_slice)
 
 
 def measure(funcs: dict, nbytes: int, rounds: int = 15) -> dict:
-    """Median seconds per call of each function, timed round-robin (small calls in batches), the order rotated
-    every round: each function follows each other equally often. (A large copy pays for the dirty lines the
-    previous function left in the caches: in a fixed order fastcopy's streaming stores, which leave none, hand
-    np.copyto clean caches while fastcopy always follows the numpy way's 32 MiB of regular stores; the 32 MiB
-    slice measured 0.94x np.copyto in the order fastcopy, copyto, numpy and 1.05x in fastcopy, numpy, copyto.)"""
+    """Median seconds per call of each function, timed round-robin (small calls in batches), every round in a
+    fresh random order (seeded): each function follows each other about equally often. (A large copy pays for the
+    dirty lines the previous function left in the caches: in a fixed order fastcopy's streaming stores, which
+    leave none, hand np.copyto clean caches while fastcopy always follows the numpy way's 32 MiB of regular
+    stores; the 32 MiB slice measured 0.94x np.copyto in the order fastcopy, copyto, numpy and 1.05x in fastcopy,
+    numpy, copyto. A rotated order keeps each function's predecessor, so it is no cure.)"""
     number = max(1, (8 << 20) // nbytes)
     times = {k: [] for k in funcs}
     for f in funcs.values():
         f()  # warm-up: compile, plan, page faults
     order = list(funcs.items())
-    for r in range(rounds):
-        for k, f in order[r % len(order):] + order[:r % len(order)]:
+    rng = np.random.default_rng(0)
+    for _ in range(rounds):
+        rng.shuffle(order)  # (a rotation keeps every function's predecessor: fastcopy always ran after numpy)
+        for k, f in order:
             t0 = time.perf_counter()
             for _ in range(number):
                 f()
@@ -188,6 +202,14 @@ def rows(words=()) -> list[str]:
             out.append(f"| {name[:58]:58} | {ms:>9} | {nbytes / t / 1e9:5.2f} | {r_copy:8.2f} | {s_np} | "
                        f"{_target(r_copy, t_copy):>17} | {tgt_np:>15} |")
             print(out[-1], file=sys.stderr, flush=True)
+            if "ceiling" in m:  # the same bytes, no transpose: what no kernel can beat (the proof of a limit)
+                c = m["ceiling"]
+                r_c = m["numpy"] / c
+                verdict = "" if r_c >= t_np else f"< {t_np:g}: limit"
+                out.append(f"| {'  (ceiling: same bytes copied, no transpose, bare)':58} | {c * 1e3:6.2f} ms | "
+                           f"{nbytes / c / 1e9:5.2f} | {m['copyto'] / c:8.2f} | {r_c:7.2f} | {'':>17} | "
+                           f"{verdict:>15} |")
+                print(out[-1], file=sys.stderr, flush=True)
     return out
 
 
