@@ -412,7 +412,10 @@ def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=
             if cache is not None and _hit(cache.get(key), dst, src):
                 return None
     api = _pad.API
-    pad, nd, mode = _pad.parse_extra(args, mode)
+    if key is not None and args:  # (GM -> local with its padParams and a PaddingMode: parsed already)
+        pad, nd = args[0], None
+    else:
+        pad, nd, mode = _pad.parse_extra(args, mode)
     pipe = core_of(api, dst, src)
     if nd is not None or (not dst.is_global and not src.is_global):
         if pad is not None:
@@ -437,7 +440,7 @@ def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=
     if pad is None:
         raise UnsupportedError(f"{api}: the GM -> local form needs padParams (DataCopyPadExtParams or "
                                "DataCopyPadParams), as in DataCopyPad(dst, src, copyParams, padParams)")
-    plan, padreg_after = _pad.plan_pad_in(dst, src, copyParams, pad, mode)
+    plan, padreg_after = _pad.plan_pad_in(dst, src, copyParams, pad, mode, pipe)
     execute(plan, dst, src)
     if padreg_after is not None and pipe.state.get(_pad.PADREG) != padreg_after:
         pipe.state[_pad.PADREG] = padreg_after

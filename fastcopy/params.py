@@ -156,10 +156,10 @@ class ParamStruct:
     # -- use ------------------------------------------------------------------------------------------------
     def key(self) -> tuple:
         """Hashable snapshot of the values, in field order (what plans are cached by)."""
-        key = self.__dict__.get("_key")
-        if key is None:
-            v = self.__dict__["_values"]
-            key = self.__dict__["_key"] = tuple(v[f.name] for f in self.FIELDS)
+        d = self.__dict__
+        key = d.get("_key")
+        if key is None:  # (the values dict is in field order: made so, and assignment keeps a key's place)
+            key = d["_key"] = tuple(d["_values"].values())
         return key
 
     def as_dict(self) -> dict:

@@ -219,12 +219,23 @@ def injective(burst: int, loops) -> bool:
     """True if bursts of ``burst`` bytes at ``sum(i_k * stride_k)`` (``loops = ((count, stride), ...)``) can
     never share a byte (sufficient test: each loop's stride clears the extent of everything inside it, taken in
     order of increasing stride)."""
+    kept = [(abs(s), c) for c, s in loops if c > 1]
+    if len(kept) == 2:  # (two loops, as in ND2NZ: the order without the sort)
+        a, b = kept
+        if b[0] < a[0]:
+            kept = [b, a]
+    elif len(kept) > 2:
+        kept.sort(key=_stride)
     extent = burst
-    for c, s in sorted(((c, abs(s)) for c, s in loops if c > 1), key=lambda lp: lp[1]):
+    for s, c in kept:
         if s < extent:
             return False
         extent = s * (c - 1) + extent
     return True
+
+
+def _stride(lp) -> int:
+    return lp[0]
 
 
 def _starts(offs, loops) -> np.ndarray:

@@ -161,6 +161,9 @@ def _check_nd2nz_ranges(call: Call, p) -> None:
         check_range(api, "dstNzC0Stride", p.dstNzC0Stride, 1, 16384, "C0 blocks (32 bytes)", product)
 
 
+_ZEROS = {es: bytes(es) for es in (1, 2, 4, 8)}
+
+
 def nd2nz_steps(p, es: int, pitch: int, repeat=()):
     """Steps of semantics.md §5.2 and whether their writes may overlap (then the exact path runs); ``repeat`` =
     ((count, dst stride), ...) of loop mode around the whole call."""
@@ -176,8 +179,8 @@ def nd2nz_steps(p, es: int, pitch: int, repeat=()):
         steps.append(Move((0,), (0,), BLK, outer + _loops(((nfull, BLK, cs),))))
     if rem:
         steps.append(Move((nfull * BLK,), (nfull * cs,), rem * es, outer))
-        steps.append(Fill((nfull * cs + rem * es,), BLK - rem * es, tuple((c, dd) for c, _, dd in outer),
-                          b"\0" * es))
+        steps.append(Fill((nfull * cs + rem * es,), BLK - rem * es, tuple([(lp[0], lp[2]) for lp in outer]),
+                          _ZEROS.get(es) or bytes(es)))
     # every (m, r, b) writes one whole 32-byte block: overlap <=> two blocks closer than 32 bytes
     return tuple(steps), lattice_overlaps(BLK, tuple(repeat) + ((nd, pitch), (n, ns), (nblk, cs)))
 
@@ -383,7 +386,7 @@ def _plan_nz2nd(pkey, src, dst, product, looped):
 # ---------------------------------------------------------------------------------------------------- helpers
 def _loops(loops) -> tuple:
     """Drop loops of count 1 (they move nothing extra); keep at least the structure the kernels expect."""
-    return tuple(lp for lp in loops if lp[0] != 1)
+    return tuple([lp for lp in loops if lp[0] != 1])
 
 
 def _fit(step):

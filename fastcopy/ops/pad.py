@@ -121,7 +121,8 @@ def check_copy(call: Call, kind: str, key: tuple, mode: PaddingMode, gm_src: boo
     if mode is PaddingMode.Compact and product not in PAD_350_ENGINE:
         raise UnsupportedError(f"{API}: mode=PaddingMode.Compact exists only on Atlas 350, not on {product}")
     bc, bl, ss, ds, rsv = key
-    check_range(call.api, "rsv", rsv, 0, 0, "(reserved, keep 0)", product)
+    if rsv:
+        check_range(call.api, "rsv", rsv, 0, 0, "(reserved, keep 0)", product)
     if bc == 0 or bl == 0:
         if product in ZERO_IS_NOOP:
             return None
@@ -129,8 +130,9 @@ def check_copy(call: Call, kind: str, key: tuple, mode: PaddingMode, gm_src: boo
         raise RangeError(f"{call.api}: {field}=0 is outside [1, {4095 if bc == 0 else _max_len(kind)}] "
                          f"{'bursts' if bc == 0 else 'bytes'} on {product} (0 is a no-op only on Atlas A2, "
                          "Atlas A3 and Atlas 350)")
-    check_range(call.api, "blockCount", bc, 1, 4095, "bursts", product)
-    check_range(call.api, "blockLen", bl, 1, _max_len(kind), "bytes", product)
+    if bc > 4095 or bl > 65535:  # (the ranges checked only where they can fail: bc, bl >= 1 here)
+        check_range(call.api, "blockCount", bc, 1, 4095, "bursts", product)
+        check_range(call.api, "blockLen", bl, 1, _max_len(kind), "bytes", product)
     if bl % es:
         raise RangeError(f"{call.api}: blockLen={bl} bytes is not a multiple of sizeof({ascend_name(call.src.dtype)})"
                          f" = {es} on {product}")
@@ -198,10 +200,11 @@ def out_steps(bc, bl, ss, ds, mode=PaddingMode.Normal) -> tuple:
 
 
 # ----------------------------------------------------------------------------------------------- GM -> local
-def plan_pad_in(dst, src, copy_params, pad_params, mode=PaddingMode.Normal):
+def plan_pad_in(dst, src, copy_params, pad_params, mode=PaddingMode.Normal, pipe=None):
     """Plan ``DataCopyPad(local, gm, copyParams, padParams)`` (cached). Returns ``(plan, PADREG after the call
-    or None if unchanged)``."""
-    pipe = core_of(API, dst, src)
+    or None if unchanged)``. ``pipe``: what ``core_of`` returned for these tensors (checked again when None)."""
+    if pipe is None:
+        pipe = core_of(API, dst, src)
     kind, key = copy_key(copy_params)
     if not isinstance(pad_params, (DataCopyPadExtParams, DataCopyPadParams)):
         raise UnsupportedError(f"{API}: padParams must be DataCopyPadExtParams or DataCopyPadParams, got "
@@ -213,8 +216,9 @@ def plan_pad_in(dst, src, copy_params, pad_params, mode=PaddingMode.Normal):
     is_pad, lp, rp, value = pad_params.key()
     state = pipe.state
     loop = loop_mode(pipe, src.memory.phys, dst.memory.phys) if state else None
-    return _plan_in(kind, key, pkind, (is_pad, lp, rp), scalar_key(value), PaddingMode(mode), src._sig, dst._sig,
-                    pipe.product, state.get(PADREG), loop)
+    return _plan_in(kind, key, pkind, (is_pad, lp, rp), scalar_key(value),
+                    mode if type(mode) is PaddingMode else PaddingMode(mode), src._sig, dst._sig, pipe.product,
+                    state.get(PADREG), loop)
 
 
 _PAIR = {"DataCopyExtParams": "DataCopyPadExtParams", "DataCopyParams": "DataCopyPadParams"}
