@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numbers
 
+from . import config as _config
 from .dma.run import OBSERVERS, execute, prepare, run_prepared, run_raw
 from .errors import FastCopyError, UnsupportedError
 from .formats import from_nz_call, to_nz_call
@@ -26,7 +27,7 @@ from .ops.common import core_of
 from .ops.loopmode import DataCopyMVType
 from .ops.pad import PaddingMode
 from .params import (DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams, Nd2NzParams,
-                     Nz2NdParamsFull, ParamStruct, SliceInfo)
+                     Nz2NdParamsFull, SliceInfo)
 
 # The cube's modules load on a first cube call, not with `import fastcopy` (a DataCopy never needs them). A type
 # test of a cube params class goes through `loaded()` where the module may not be imported yet (no instance of a
@@ -40,6 +41,7 @@ _fixpipe = LazyModule("fastcopy.cube.fixpipe", globals(), "_fixpipe")
 _img2col = LazyModule("fastcopy.cube.img2col", globals(), "_img2col")
 _load3d_v1 = LazyModule("fastcopy.cube.load3d_v1", globals(), "_load3d_v1")
 _loaddata = LazyModule("fastcopy.cube.loaddata", globals(), "_loaddata")
+_recall = LazyModule("fastcopy.cube.recall", globals(), "_recall")
 _registers = LazyModule("fastcopy.cube.registers", globals(), "_registers")
 
 _TENSORS = (GlobalTensor, LocalTensor)
@@ -73,10 +75,6 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-#: prepared calls kept per destination tensor (a cache; see _prepared)
-_PREPARED_MAX = 64
-
-
 def _remember(key, dst, src, plan) -> None:
     """Keep a planned call in the destination's cache: ``key`` (the parameters) -> (core state, its version,
     source, plan, prepared kernel arguments). :func:`DataCopy` reuses it while the source is the same tensor
@@ -85,7 +83,7 @@ def _remember(key, dst, src, plan) -> None:
     cache = dst._prepared
     if cache is None:
         cache = dst._prepared = {}
-    elif len(cache) >= _PREPARED_MAX:
+    elif len(cache) >= _config.PREPARED_CALLS:
         cache.clear()
     state = (src if dst.is_global else dst).pipe.state
     version = getattr(state, "version", None)
@@ -215,7 +213,7 @@ def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
     execute(plan, dst, src)
 
 
-def LoadData(dst, src, params, **kwargs) -> None:  # noqa: N802
+def LoadData(dst, src, params, config=None, **kwargs) -> None:  # noqa: N802
     """``AscendC::LoadData(dst, src, params)``: into the cube's operand buffers, destination first.
 
     ``LoadData2DParams``: L1 -> L0A/L0B, GM -> L0A/L0B/L1, ``repeatTimes`` fractals (512 bytes) from source
@@ -227,26 +225,33 @@ def LoadData(dst, src, params, **kwargs) -> None:  # noqa: N802
     ``LoadData3DParamsV1`` (Atlas training / inference AI Core, experimental): the older img2col form.
     Full description: docs/cube-in.md.
 
-    A repeat of a call (same tensors and parameters, no register of the core written since) skips planning.
+    A repeat of a call (same tensors and parameters, the registers it reads unchanged) skips planning.
     """
-    if _again(_LD, dst, src, params, None if not kwargs else kwargs["config"] if len(kwargs) == 1 and
-              "config" in kwargs else kwargs):
-        return
+    if type(dst) is LocalTensor and not kwargs:  # a repeat of this destination's last LoadData (see _repeat)
+        cache = dst._prepared
+        m = None if cache is None else cache.get(_LD)
+        if (m is not None and m[0] is type(params) and m[1] is params._key and m[4] is src
+                and (config is m[2] or type(config) is m[3] and config._key is m[2])):
+            e = m[5]
+            if e[0].version == e[1] or _recall.revalidate(e):
+                f = e[5]
+                if f and f[2].known is f[3] and f[4].known is f[5] and not OBSERVERS:
+                    f[0](*f[1])
+                else:
+                    _recall.rerun(e, dst, src)
+                return
     kind = type(params)
     cp = _cp
     if kind is cp.LoadData2DParams or kind is cp.LoadData2DParamsV2:
-        if kwargs:
-            raise UnsupportedError(f"LoadData({kind.__name__}): takes no keyword arguments, got "
-                                   f"{', '.join(kwargs)} (config= belongs to the 3D forms)")
+        if kwargs or config is not None:
+            got = ", ".join((["config"] if config is not None else []) + list(kwargs))
+            raise UnsupportedError(f"LoadData({kind.__name__}): takes no keyword arguments, got {got} (config= "
+                                   "belongs to the 3D forms)")
         key = (kind, params.key())
-        if _repeated(key, dst, src, _LD, params, None):
-            return
-        if kind is cp.LoadData2DParams:
-            _planned(key, dst, src, _loaddata.plan_load2d(dst, src, params), _LD, params, None)
-        else:
-            _planned(key, dst, src, _loaddata.plan_load2dv2(dst, src, params), _LD, params, None)
+        if not _repeat(key, _LD, dst, src, params, None):
+            planner = _loaddata.plan_load2d if kind is cp.LoadData2DParams else _loaddata.plan_load2dv2
+            _planned(key, _LD, dst, src, params, None, planner(dst, src, params), None)
     elif kind is cp.LoadData3DParamsV2 or kind is cp.LoadData3DParamsV2Pro or kind is cp.LoadData3DParamsV1:
-        config = kwargs.pop("config", None)
         if kwargs:
             raise UnsupportedError(f"LoadData({kind.__name__}): unknown keyword arguments {', '.join(kwargs)}; "
                                    "takes config=IsResetLoad3dConfig(...)")
@@ -254,7 +259,6 @@ def LoadData(dst, src, params, **kwargs) -> None:  # noqa: N802
             execute(_load3d_v1.plan_load3d_v1(dst, src, params, config=config), dst, src)
         else:
             _load3d(dst, src, params, config, False)
-        return
     else:
         forms = ", ".join(k.__name__ for k in _loaddata_forms())
         raise UnsupportedError(f"LoadData: no form takes a {kind.__name__} as third argument; forms: {forms}")
@@ -264,114 +268,90 @@ def LoadDataWithTranspose(dst, src, params) -> None:  # noqa: N802
     """``AscendC::LoadDataWithTranspose(dst, src, LoadData2dTransposeParams | LoadData2dTransposeParamsV2)``:
     ``repeatTimes`` squares (b8: two stacked fractals, b16: one, b32: two side by side) transposed, the
     output fractals of square ``i`` at ``i*(dstGap+1) + j*(dstFracGap+1)``. docs/cube-in.md."""
-    if _again(_LDT, dst, src, params, None):
-        return
+    if type(dst) is LocalTensor:  # a repeat of this destination's last LoadDataWithTranspose (see _repeat)
+        cache = dst._prepared
+        m = None if cache is None else cache.get(_LDT)
+        if m is not None and m[0] is type(params) and m[1] is params._key and m[4] is src:
+            e = m[5]
+            if e[0].version == e[1] or _recall.revalidate(e):
+                f = e[5]
+                if f and f[2].known is f[3] and f[4].known is f[5] and not OBSERVERS:
+                    f[0](*f[1])
+                else:
+                    _recall.rerun(e, dst, src)
+                return
     kind = type(params)
     if kind is not _cp.LoadData2dTransposeParams and kind is not _cp.LoadData2dTransposeParamsV2:
         raise UnsupportedError(f"LoadDataWithTranspose: takes LoadData2dTransposeParams or "
                                f"LoadData2dTransposeParamsV2, got {kind.__name__}")
     key = (kind, params.key())
-    if not _repeated(key, dst, src, _LDT, params, None):
-        _planned(key, dst, src, _loaddata.plan_transpose(dst, src, params), _LDT, params, None)
+    if not _repeat(key, _LDT, dst, src, params, None):
+        _planned(key, _LDT, dst, src, params, None, _loaddata.plan_transpose(dst, src, params), None)
 
 
 def LoadDataWithStride(dst, src, params, config=None) -> None:  # noqa: N802
     """``AscendC::LoadDataWithStride(dst, src, LoadData3DParamsV2)`` (Atlas 350): img2col written with the
     destination pitch set by ``SetLoadDataRepeatWithStride``. docs/cube-in.md."""
-    if not _again(_LDS, dst, src, params, config):
-        _load3d(dst, src, params, config, True)
+    if type(dst) is LocalTensor:  # a repeat of this destination's last LoadDataWithStride (see _repeat)
+        cache = dst._prepared
+        m = None if cache is None else cache.get(_LDS)
+        if (m is not None and m[0] is type(params) and m[1] is params._key and m[4] is src
+                and (config is m[2] or type(config) is m[3] and config._key is m[2])):
+            e = m[5]
+            if e[0].version == e[1] or _recall.revalidate(e):
+                f = e[5]
+                if f and f[2].known is f[3] and f[4].known is f[5] and not OBSERVERS:
+                    f[0](*f[1])
+                else:
+                    _recall.rerun(e, dst, src)
+                return
+    _load3d(dst, src, params, config, True)
 
 
 def _load3d(dst, src, params, config, with_stride: bool) -> None:
-    """A 3D load (img2col), prepared on repeats. Its own register writes (``isSetFMatrix``, ``isSetPadding``, the
-    Atlas 350 pitch) happen while planning; a repeat under an unchanged state version would write the very same
-    values again, so it skips them with the planning."""
+    """A 3D load (img2col), remembered for its repeats with the registers it read. Its own register writes
+    (``isSetFMatrix``, ``isSetPadding``, the Atlas 350 pitch) happen while planning; a repeat finds the registers
+    holding what the call wrote and writes nothing (fastcopy.cube.recall)."""
     key = None
     api = _LDS if with_stride else _LD
     if type(params) in (_LOAD_FORMS or _loaddata_forms()) and (
             config is None or type(config) is _registers.IsResetLoad3dConfig):
         key = ("3d", type(params), params.key(), with_stride, None if config is None else config.key())
-        if _repeated(key, dst, src, api, params, config):
+        if _repeat(key, api, dst, src, params, config):
             return
-    _planned(key, dst, src, _img2col.plan_load3d(dst, src, params, config=config, with_stride=with_stride), api,
-             params, config)
+    plan = _img2col.plan_load3d(dst, src, params, config=config, with_stride=with_stride)
+    _planned(key, api, dst, src, params, config, plan, dst.pipe.state if type(dst) is LocalTensor else None)
 
 
-#: the prepared slot of a remembered 4-bit transpose (a NibblePlan runs itself: its nibble kernels)
-_NIBBLES = object()
-
-
-#: entry points of the cube-in loads (tags of the last-call memo, see _again)
+#: entry points of the cube-in loads (their memo slots in a destination's cache, see fastcopy.cube.recall)
 _LD, _LDT, _LDS = "LoadData", "LoadDataWithTranspose", "LoadDataWithStride"
-_LAST = "last"  # the destination cache's slot of the memo
 
 
-def _snapshot(obj):
-    """The parameter struct's cached value snapshot (the tuple ``key()`` returns until a field is set), or None
-    (also for anything that is not a parameter struct)."""
-    return obj.__dict__.get("_key") if isinstance(obj, ParamStruct) else None
-
-
-def _again(api: str, dst, src, params, config) -> bool:
-    """The cube-in loads' quickest repeat: the same entry point on this destination with the very parameter
-    snapshots (same objects, no field set since: ``key()`` returns the same tuple) as its last prepared call runs
-    that call's entry without building and hashing its key (the source and the core's state version are checked
-    by :func:`_hit` as for any hit). (Inline tests: this is most of a small repeated load's Python.)"""
+def _repeat(key, api: str, dst, src, params, config) -> bool:
+    """A cube-in load not recognised by its entry point's memo (new parameter objects, or another call on this
+    destination since): whether the remembered call of ``key`` on these tensors ran (then it is the memo)."""
     cache = dst._prepared if type(dst) in _TENSORS else None
-    last = None if cache is None else cache.get(_LAST)
-    if last is None or last[0] is not api or type(params).__base__ is not ParamStruct:
+    e = None if cache is None else cache.get(key)
+    if e is None or not _recall.valid(e, src):
         return False
-    if last[1] is not params.__dict__.get("_key"):
-        return False
-    if config is None:
-        if last[2] is not None:
-            return False
-    elif type(config).__base__ is not ParamStruct or last[2] is not config.__dict__.get("_key") or last[2] is None:
-        return False
-    return _run_hit(last[3], dst, src)
+    f = e[5]
+    if f and f[2].known is f[3] and f[4].known is f[5] and not OBSERVERS:
+        f[0](*f[1])
+    else:
+        _recall.rerun(e, dst, src)
+    _recall.memo(api, dst, params, config, e)
+    return True
 
 
-def _note_last(api: str, dst, params, config, hit) -> None:
-    pk, cs = _snapshot(params), _snapshot(config)
-    if hit is not None and pk is not None and (cs is not None or config is None):
-        dst._prepared[_LAST] = (api, pk, cs, hit)
-
-
-def _repeated(key, dst, src, api: str, params, config) -> bool:
-    """A cube-in load: whether a prepared repeat of ``key`` on these tensors ran (see :func:`_remember`)."""
-    cache = dst._prepared if type(dst) in _TENSORS else None
-    if cache is None:
-        return False
-    hit = cache.get(key)
-    if _run_hit(hit, dst, src):
-        _note_last(api, dst, params, config, hit)
-        return True
-    return False
-
-
-def _run_hit(hit, dst, src) -> bool:
-    """:func:`_hit` for the cube-in loads: a remembered 4-bit transpose runs its NibblePlan itself."""
-    if hit is not None and hit[4] is _NIBBLES:
-        if hit[2] is src and hit[0].version == hit[1]:
-            hit[3].run(dst, src, repeat=True)
-            return True
-        return False
-    return _hit(hit, dst, src)
-
-
-def _planned(key, dst, src, plan, api: str, params, config) -> None:
-    """A cube-in load just planned: run it and keep it for its repeats (``key`` None: not kept). A 4-bit transpose
-    moves nibbles (a NibblePlan, run by itself on its repeats too)."""
-    nibbles = type(plan) is _b4.NibblePlan
-    if nibbles:
+def _planned(key, api: str, dst, src, params, config, plan, state) -> None:
+    """A cube-in load just planned: run it and remember it for its repeats (``key`` None: not kept); ``state``:
+    the core's registers when the plan read some. A 4-bit transpose moves nibbles (a NibblePlan runs itself)."""
+    if type(plan) is _b4.NibblePlan:
         plan.run(dst, src)
     else:
         execute(plan, dst, src)
     if key is not None and type(dst) in _TENSORS:
-        _remember(key, dst, src, plan)
-        if nibbles and dst._prepared.get(key) is not None:
-            dst._prepared[key][4] = _NIBBLES
-        _note_last(api, dst, params, config, dst._prepared.get(key))
+        _recall.memo(api, dst, params, config, _recall.remember(key, dst, src, plan, state))
 
 
 def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=None):  # noqa: N802, N803

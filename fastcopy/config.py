@@ -67,6 +67,10 @@ EXACT_CHUNK = 1 << 21
 #: on one thread, 260 us on two, against 707 us for np.copyto)
 #: the img2col helper keeps its staging buffer (the NC1HWC0 copy of the map) for the next call up to this size
 SCRATCH_KEEP_BYTES = 32 << 20
+# ---- h14repeat: repeated calls -----------------------------------------------------------------------------------
+#: a destination keeps at most this many remembered calls (fastcopy.api, fastcopy.cube.recall): a cache, cleared
+#: whole when full
+PREPARED_CALLS = 64
 # ---- (end of the cube-in block) -----------------------------------------------------------------------------
 #: helper threads (fastcopy/dma/crew.py) spin this long after their last chunk before they sleep, so calls in a
 #: row pay no thread wake-up (measured on the 2-core VM: waking an idle core costs 15-90 us; 1 MiB DataCopy

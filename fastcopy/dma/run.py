@@ -74,7 +74,7 @@ def prepare(plan: Plan, dst, src):
 
 
 #: marks a prepared plan of several kernel calls (see _prepare_steps)
-_STEPS = object()
+STEPS = object()
 
 
 def _prepare_steps(plan: Plan, dst, src):
@@ -105,7 +105,7 @@ def _prepare_steps(plan: Plan, dst, src):
         else:
             calls.append(("fill", dview, (dst.offset - dshift) // ks.w, ks.value, 0, ks.metas[0]))
     lo, hi = dst.offset + plan.write[0], dst.offset + plan.write[1]
-    return (_STEPS, _batched(calls), None, None, None, smem, src.offset + plan.read[0], src.offset + plan.read[1],
+    return (STEPS, _batched(calls), None, None, None, smem, src.offset + plan.read[0], src.offset + plan.read[1],
             dmem, (lo, hi))
 
 
@@ -150,7 +150,7 @@ def run_prepared(prep, plan: Plan, dst, src) -> None:
     if dview is None:
         if meta is None or not crew.run_job(meta):  # (a job header from config.HOT_BYTES on)
             np.copyto(dbase, sview)
-    elif dview is _STEPS:
+    elif dview is STEPS:
         _run_steps(dbase)
     elif type(meta) is not tuple:
         K.copy_strided(dview, dbase, sview, sbase, meta)
