@@ -186,6 +186,21 @@ class ParamStruct:
                 raise ParamTypeError(f"{api}: {name}={v} does not fit {c} [{lo}, {hi}] on {product}")
 
     @classmethod
+    def types_implied(cls, product) -> bool:
+        """Whether every integer field's C type on ``product`` is the widest it has on any product: then the
+        construction check (against the widest type) already holds every ``key()`` of an instance to it, and
+        :meth:`check_key_types` cannot fail on such a key (a planner whose keys are all instances' snapshots
+        may skip it: the slice planner)."""
+        cache = cls.__dict__.get("_implied")
+        if cache is None:
+            cache = cls._implied = {}
+        ok = cache.get(product)
+        if ok is None:
+            ok = cache[product] = all(CTYPES[cls._product_types(f).get(product, f.ctype)][1:] == cls._widest_bounds(f)
+                                      for f in cls.FIELDS if f.ctype not in ("T", "bool"))
+        return ok
+
+    @classmethod
     def checked_key(cls, api: str, key: tuple, product):
         """:meth:`check_key_types`, then the key as a :attr:`Key` (fields by name): validation from the key
         tuple, without rebuilding (and re-checking) the struct."""

@@ -494,9 +494,14 @@ def lower_small(step, src_residue: int, dst_residue: int):
         return None
     nbytes = n_off * burst
     g = burst  # the widest view dividing every offset, stride and burst (as _width), in few gcd calls
-    for lp in loops:
-        nbytes *= lp[0]
-        g = gcd(g, *lp[1:])
+    if kind is Move:
+        for lp in loops:
+            nbytes *= lp[0]
+            g = gcd(g, lp[1], lp[2])
+    else:
+        for lp in loops:
+            nbytes *= lp[0]
+            g = gcd(g, lp[1])
     if nbytes >= config.LAYOUT_BYTES or nbytes >= config.PARALLEL_BYTES:
         return None
     if kind is Move:
@@ -521,6 +526,9 @@ def lower_small(step, src_residue: int, dst_residue: int):
         elif nl == 1:
             c, a, b = loops[0]
             lu, c0 = _PAD3 + ((c, a // w, b // w),), 1
+        elif nl == 2:
+            (n, a, b), (c, x, y) = loops
+            lu, c0 = _PAD2 + ((n, a // w, b // w), (c, x // w, y // w)), 1
         else:
             lu = abi.NO_LOOPS[nl:] + tuple([(lp[0], lp[1] // w, lp[2] // w) for lp in loops])
             c0 = lu[0][0]
@@ -541,6 +549,7 @@ def lower_small(step, src_residue: int, dst_residue: int):
 
 
 _PAD3 = abi.NO_LOOPS[1:]
+_PAD2 = abi.NO_LOOPS[2:]
 
 
 

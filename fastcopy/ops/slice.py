@@ -57,10 +57,12 @@ def plan_slice_keys(dst, src, dkeys: tuple, skeys: tuple, dimValue):  # noqa: N8
 
 
 def _plan(pipe, dst, src, dkeys, skeys, dimValue):  # noqa: N803
-    dim_value = _dim_value(dimValue)
+    dim_value = dimValue if type(dimValue) is int and 0 <= dimValue <= 2**32 - 1 else _dim_value(dimValue)
     loop = loop_mode(pipe, src.memory.phys, dst.memory.phys) if pipe.state else None
-    gm = src if src.is_global else dst if dst.is_global else None  # None: no GM side (a path error later)
-    gm_shape = tuple(gm.shape) if gm is not None and any(k[SHAPE] == 0 for k in dkeys + skeys) else None
+    gm_shape = None
+    if not all([k[SHAPE] for k in dkeys]) or not all([k[SHAPE] for k in skeys]):
+        gm = src if src.is_global else dst if dst.is_global else None  # None: no GM side (a path error later)
+        gm_shape = tuple(gm.shape) if gm is not None else None
     return plan_keys(dkeys, skeys, dim_value, src._sig, dst._sig, pipe.product, loop, gm_shape)
 
 
@@ -101,12 +103,8 @@ def plan_keys(dkeys, skeys, dim_value, src, dst, product, loop, gm_shape):
     """Validate (semantics.md §7.2, §11.8-§11.10) and plan; pure function of hashable values. ``gm_shape``: the numpy
     shape of the GlobalTensor, needed only when a shapeValue is 0."""
     call = Call(API, product, src, dst)
-    for side, keys in zip(_SIDES, (skeys, dkeys)):
-        for d, k in enumerate(keys):
-            try:  # (the message's name of the entry only when it fails)
-                SliceInfo.check_key_types(API, k, product)
-            except ParamTypeError:
-                SliceInfo.check_key_types(f"{API}: {side}[{d}]", k, product)
+    if not SliceInfo.types_implied(product):  # (the keys are SliceInfo snapshots: checked when set)
+        _check_key_types(skeys, dkeys, product)
     check_operands(call, SLICE_PATHS, "Slice")
     es = src.itemsize
     ub_side = "dstSliceInfo" if dst.phys is Phys.UB else "srcSliceInfo"
@@ -140,27 +138,23 @@ def plan_keys(dkeys, skeys, dim_value, src, dst, product, loop, gm_shape):
             _check_indices(side, d, info[side][d], shapes[side][d], run, es, product)
 
     # rule 3: equal counts on both sides
-    n0, counts, combos = {}, {}, {}
-    for side in _SIDES:
-        keys = info[side]
-        n0[side] = run_count(keys[0], run)
-        counts[side] = [run_count(k, 1) for k in keys[1:]]
-        combos[side] = math.prod(counts[side])  # (exact Python ints)
-    if n0["dstSliceInfo"] != n0["srcSliceInfo"]:
-        raise ParamError(f"{API}: dstSliceInfo[0] selects {n0['dstSliceInfo']} run(s) of L={run} elements but "
-                         f"srcSliceInfo[0] selects {n0['srcSliceInfo']}; both sides must select the same number "
+    n_runs, d_runs = run_count(skeys[0], run), run_count(dkeys[0], run)
+    s_counts, d_counts = [run_count(k, 1) for k in skeys[1:]], [run_count(k, 1) for k in dkeys[1:]]
+    n_combos = math.prod(s_counts)  # (exact Python ints)
+    if d_runs != n_runs:
+        raise ParamError(f"{API}: dstSliceInfo[0] selects {d_runs} run(s) of L={run} elements but "
+                         f"srcSliceInfo[0] selects {n_runs}; both sides must select the same number "
                          f"of runs in dimension 0 on {product} (the device sizes every burst group from the source)")
-    if combos["dstSliceInfo"] != combos["srcSliceInfo"]:
-        raise ParamError(f"{API}: dstSliceInfo selects {_product_text(counts['dstSliceInfo'])} combinations of "
-                         f"dimensions >= 1 but srcSliceInfo selects {_product_text(counts['srcSliceInfo'])}; they "
+    if math.prod(d_counts) != n_combos:
+        raise ParamError(f"{API}: dstSliceInfo selects {_product_text(d_counts)} combinations of "
+                         f"dimensions >= 1 but srcSliceInfo selects {_product_text(s_counts)}; they "
                          f"must be equal on {product} (the two offset lists are walked in step)")
     # rule 5: device limits
-    n_runs, n_combos = n0["srcSliceInfo"], combos["srcSliceInfo"]
     if n_runs > MAX_RUNS:
         raise RangeError(f"{API}: srcSliceInfo[0] selects n0={n_runs} runs, outside [1, {MAX_RUNS}] runs per "
                          f"combination (blockCount) on {product}")
     if n_combos > MAX_COMBOS:
-        raise RangeError(f"{API}: srcSliceInfo selects {_product_text(counts['srcSliceInfo'])} combinations of "
+        raise RangeError(f"{API}: srcSliceInfo selects {_product_text(s_counts)} combinations of "
                          f"dimensions >= 1, more than {MAX_COMBOS} (the device's fixed-size offset lists) on "
                          f"{product}")
 
@@ -186,6 +180,16 @@ def plan_keys(dkeys, skeys, dim_value, src, dst, product, loop, gm_shape):
     return make_plan(API, steps, src, dst, warns, exact=exact)
 
 
+def _check_key_types(skeys, dkeys, product) -> None:
+    """Every entry's values against their C types on ``product``; the message names the entry."""
+    for side, keys in zip(_SIDES, (skeys, dkeys)):
+        for d, k in enumerate(keys):
+            try:  # (the message's name of the entry only when it fails)
+                SliceInfo.check_key_types(API, k, product)
+            except ParamTypeError:
+                SliceInfo.check_key_types(f"{API}: {side}[{d}]", k, product)
+
+
 def _product_text(counts) -> str:
     total = math.prod(counts)
     return f"{total} ({' * '.join(map(str, counts))})" if len(counts) > 1 else str(total)
@@ -193,6 +197,10 @@ def _product_text(counts) -> str:
 
 def _resolve_shapes(call: Call, skeys, dkeys, gm_side, ub_side, gm_shape) -> dict:
     """shapeValue per side; 0 takes the GlobalTensor's numpy shape (semantics.md §7.2, §11.10), dim 0 = last axis."""
+    if gm_shape is None:  # (every shapeValue given: _plan passes the GM shape only when one is 0)
+        given = ([k[SHAPE] for k in skeys], [k[SHAPE] for k in dkeys])
+        if all(given[0]) and all(given[1]):
+            return {"srcSliceInfo": given[0], "dstSliceInfo": given[1]}
     product = call.product
     out = {}
     for side, keys in (("srcSliceInfo", skeys), ("dstSliceInfo", dkeys)):
