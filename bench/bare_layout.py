@@ -77,42 +77,44 @@ def dense(dst, src, nt=True, threads=2, pieces=None):
     return _job(crew.DENSE, dst, src, table, n, threads, nt)
 
 
-def _matrix(es):
-    return np.random.default_rng(0).integers(0, 256, N * N * es, dtype=np.uint8)
+def _matrix(es, n=N):
+    return np.random.default_rng(0).integers(0, 256, n * n * es, dtype=np.uint8)
 
 
-def geometry(what, es, rows=N):
-    """``(burst, (batch, a, c), source maker, numpy way maker)`` of one 4096 x 4096 layout case, exactly as
-    bench/interleaved.py measures it through the API (NZ2ND: two calls of ``rows`` rows, 16-element blocks)."""
+def geometry(what, es, rows=None, n=N):
+    """``(burst, (batch, a, c), source maker, numpy way maker)`` of one ``n`` x ``n`` layout case, exactly as
+    bench/interleaved.py measures it through the API (NZ2ND: calls of ``rows`` rows, 16-element blocks). The
+    makers: ``source(es)`` -> bytes; ``numpy_way(src, out)`` -> the plain-numpy call writing ``out``."""
     dt = {2: np.float16, 4: np.float32}[es]
-    row = N * es
+    row = n * es
     if what in ("to_nz", "from_nz"):
         c0 = 32 // es
-        to_geo = ((1, 0, 0), (row // 32, 32, N * 32), (N, row, 32))  # a = block column, c = row
+        to_geo = ((1, 0, 0), (row // 32, 32, n * 32), (n, row, 32))  # a = block column, c = row
         if what == "to_nz":
             def numpy_way(src, out):
-                o, s = out.view(dt).reshape(N // c0, N, c0), src.view(dt).reshape(N, N // c0, c0)
+                o, s = out.view(dt).reshape(n // c0, n, c0), src.view(dt).reshape(n, n // c0, c0)
                 return lambda: np.copyto(o, s.transpose(1, 0, 2))
-            return 32, to_geo, _matrix, numpy_way
+            return 32, to_geo, lambda es: _matrix(es, n), numpy_way
 
         def nz_source(es):
-            a, nz = _matrix(es), np.empty(N * N * es, np.uint8)
+            a, nz = _matrix(es, n), np.empty(n * n * es, np.uint8)
             transpose_blocks(nz, 0, a, 0, pack_transpose(32, *to_geo, (64, 8), False, (0, 1, 0, row // 32)))
             return nz
 
         def numpy_way(src, out):
-            o, s = out.view(dt).reshape(N, N // c0, c0), src.view(dt).reshape(N // c0, N, c0)
+            o, s = out.view(dt).reshape(n, n // c0, c0), src.view(dt).reshape(n // c0, n, c0)
             return lambda: np.copyto(o, s.transpose(1, 0, 2))
-        return 32, ((1, 0, 0), (N, 32, row), (row // 32, N * 32, 32)), nz_source, numpy_way  # a = row
-    # NZ2ND (DataCopy(Nz2NdParamsFull) VECOUT->GM): N // rows calls, each (rows, N) from 16-element fractals
-    burst, calls = 16 * es, N // rows
+        return 32, ((1, 0, 0), (n, 32, row), (row // 32, n * 32, 32)), nz_source, numpy_way  # a = row
+    # NZ2ND (DataCopy(Nz2NdParamsFull) VECOUT->GM): n // rows calls, each (rows, n) from 16-element fractals
+    rows = rows or n // 2
+    burst, calls = 16 * es, n // rows
     geo = ((calls, rows * row, rows * row), (rows, burst, row), (row // burst, rows * burst, burst))
 
     def numpy_way(src, out):
-        o = out.view(dt).reshape(calls, rows, N // 16, 16)
-        s = src.view(dt).reshape(calls, N // 16, rows, 16)
+        o = out.view(dt).reshape(calls, rows, n // 16, 16)
+        s = src.view(dt).reshape(calls, n // 16, rows, 16)
         return lambda: np.copyto(o, s.transpose(0, 2, 1, 3))
-    return burst, geo, _matrix, numpy_way
+    return burst, geo, lambda es: _matrix(es, n), numpy_way
 
 
 CASES = (("to_nz", 2), ("from_nz", 2), ("NZ2ND", 2), ("to_nz", 4), ("from_nz", 4), ("NZ2ND", 4))
@@ -123,7 +125,7 @@ def layout_cases(sweep=False, only=()):
         name = f"bare {what} {N}x{N} {'half' if es == 2 else 'float'}"
         if only and not any(w in name for w in only):
             continue
-        burst, geo, make_src, numpy_way = geometry(what, es, 2048 if what == "NZ2ND" else N)
+        burst, geo, make_src, numpy_way = geometry(what, es)
         src = make_src(es)
         n = src.size
 
