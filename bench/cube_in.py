@@ -10,6 +10,7 @@ cached 1 KiB DataCopy: they should cost the same.
 
 from __future__ import annotations
 
+import itertools
 import pathlib
 import sys
 
@@ -73,12 +74,25 @@ def case_img2col():
         "numpy": numpy_way}
 
 
+def _loaded(pipe, position, dtype, n):
+    t = pipe.alloc(position, dtype, n)
+    t.numpy().view(np.uint8)[:] = np.arange(t.nbytes) % 251
+    t.set_defined()
+    return t
+
+
+def _img2col_registers(pipe, with_stride=False):
+    fc.SetFmatrix(4, 4, (1, 1, 1, 1), pipe=pipe)
+    fc.SetLoadDataPaddingValue(np.float16(0), pipe=pipe)
+    if with_stride:
+        fc.SetLoadDataRepeatWithStride(fc.LoadDataRepeatParamWithStride(0, 1, 0, 1), pipe=pipe)
+
+
 def case_repeats():
-    """Small calls repeated (the prepared-call cache): each beside a cached 1 KiB DataCopy, interleaved."""
+    """Small calls repeated (the prepared-call cache, fastcopy/cube/recall.py): each beside a cached 1 KiB
+    DataCopy, interleaved. The first four rows are issue 14's; the others are the forms tile loops repeat."""
     pipe = fc.TPipe(product="ATLAS_A2")
-    a1 = pipe.alloc("A1", "half", 8192)
-    a1.numpy()[:] = np.arange(8192) % 2048
-    a1.set_defined()
+    a1 = _loaded(pipe, "A1", "half", 8192)
     a2, b2 = pipe.alloc("A2", "half", 8192), pipe.alloc("B2", "half", 8192)
     gm = fc.GlobalTensor(np.zeros(512, np.float16))
     ub = pipe.alloc("VECIN", "half", 512)
@@ -89,12 +103,39 @@ def case_repeats():
     yield "LoadData 2D L1->L0A, 2 fractals (1 KiB)", lambda: fc.LoadData(a2, a1, two), base
     tr = fc.LoadData2dTransposeParams(0, 2, 1, 0, 0, 0)
     yield "LoadDataWithTranspose b16, 2 squares (1 KiB)", lambda: fc.LoadDataWithTranspose(b2, a1, tr), base
-    fc.SetFmatrix(4, 4, (1, 1, 1, 1), pipe=pipe)
-    fc.SetLoadDataPaddingValue(np.float16(0), pipe=pipe)
+    _img2col_registers(pipe)
     p3 = fc.LoadData3DParamsV2(padList=(1, 1, 1, 1), l1H=4, l1W=4, channelSize=16, kExtension=32, mExtension=16,
                                filterW=3, filterH=3)
     cfg = fc.IsResetLoad3dConfig(False, False)
     yield "LoadData 3D (img2col) 16 x 32 half (1 KiB)", lambda: fc.LoadData(a2, a1, p3, config=cfg), base
+    # the other forms of a tile loop
+    t2 = fc.LoadData2DParams(0, 2, 1, ifTranspose=True)
+    yield "LoadData 2D L1->L0B ifTranspose, 2 fractals", lambda: fc.LoadData(b2, a1, t2), base
+    g2 = fc.LoadData2DParams(0, 2, 1, dstGap=1)
+    yield "LoadData 2D L1->L0A, 2 fractals, dstGap 1", lambda: fc.LoadData(a2, a1, g2), base
+    sq = fc.LoadData2dTransposeParams(0, 1, 1, 1, 0, 0)
+    for dtype, n, what in (("int8_t", 16384, "b8, 1 square (1 KiB)"), ("float", 4096, "b32, 1 square (1 KiB)"),
+                           ("int4b_t", 16384, "b4, 1 square (2 KiB)")):
+        src, dst = _loaded(pipe, "B1", dtype, n), pipe.alloc("B2", dtype, n)
+        p = sq if dtype != "int4b_t" else fc.LoadData2dTransposeParams(0, 1, 1, 3, 0, 0)
+        yield f"LoadDataWithTranspose {what}", lambda d=dst, s=src, p=p: fc.LoadDataWithTranspose(d, s, p), base
+    yield "LoadData 3D, config default (writes FMATRIX, PADDING)", lambda: fc.LoadData(a2, a1, p3), base
+    ps = [fc.LoadData3DParamsV2(padList=(1, 1, 1, 1), l1H=4, l1W=4, channelSize=16, kExtension=32,
+                                mExtension=16, filterW=3, filterH=3) for _ in range(4)]
+    turn = itertools.cycle(ps)
+    yield "LoadData 3D, 4 params objects in turn", lambda: fc.LoadData(a2, a1, next(turn), config=cfg), base
+    p350 = fc.TPipe(product="ATLAS_350")
+    c1 = _loaded(p350, "A1", "half", 8192)
+    c2, cb = p350.alloc("A2", "half", 8192), p350.alloc("B2", "half", 8192)
+    v2 = fc.LoadData2DParamsV2(0, 0, 2, 1, 32, 2)
+    yield "LoadData 2D V2 L1->L0A, 2 x 1 fractals (Atlas 350)", lambda: fc.LoadData(c2, c1, v2), base
+    tv2 = fc.LoadData2dTransposeParamsV2(0, 2, 1, 0, 0, 0, 0)
+    yield "LoadDataWithTranspose V2 b16, 2 squares (Atlas 350)", lambda: fc.LoadDataWithTranspose(cb, c1, tv2), base
+    _img2col_registers(p350, True)
+    pro = fc.LoadData3DParamsV2Pro(channelSize=16, extConfig=(16 << 16) | 32,
+                                   filterConfig=(3 << 24) | (3 << 16) | (1 << 8) | 1 | (1 << 32) | (1 << 40))
+    yield "LoadData 3D V2Pro 16 x 32 half (Atlas 350)", lambda: fc.LoadData(c2, c1, pro), base
+    yield "LoadDataWithStride 16 x 32 half (Atlas 350)", lambda: fc.LoadDataWithStride(c2, c1, p3, config=cfg), base
 
 
 def repeat_rows() -> list[str]:

@@ -230,8 +230,13 @@ def LoadData(dst, src, params, config=None, **kwargs) -> None:  # noqa: N802
     if type(dst) is LocalTensor and not kwargs:  # a repeat of this destination's last LoadData (see _repeat)
         cache = dst._prepared
         m = None if cache is None else cache.get(_LD)
-        if (m is not None and m[0] is type(params) and m[1] is params._key and m[4] is src
-                and (config is m[2] or type(config) is m[3] and config._key is m[2])):
+        if m is None or m[0] is not type(params) or m[1] is not params._key:  # another params object: a recent one?
+            m = None if cache is None or (m := cache.get(_LD_ALL)) is None else m.get(id(params))
+            if m is None or m[0] is not type(params) or m[1] is not params._key:
+                m = None
+            else:
+                cache[_LD] = m
+        if m is not None and m[4] is src and (config is m[2] or type(config) is m[3] and config._key is m[2]):
             e = m[5]
             if e[0].version == e[1] or _recall.revalidate(e):
                 f = e[5]
@@ -271,7 +276,13 @@ def LoadDataWithTranspose(dst, src, params) -> None:  # noqa: N802
     if type(dst) is LocalTensor:  # a repeat of this destination's last LoadDataWithTranspose (see _repeat)
         cache = dst._prepared
         m = None if cache is None else cache.get(_LDT)
-        if m is not None and m[0] is type(params) and m[1] is params._key and m[4] is src:
+        if m is None or m[0] is not type(params) or m[1] is not params._key:  # another params object: a recent one?
+            m = None if cache is None or (m := cache.get(_LDT_ALL)) is None else m.get(id(params))
+            if m is None or m[0] is not type(params) or m[1] is not params._key:
+                m = None
+            else:
+                cache[_LDT] = m
+        if m is not None and m[4] is src:
             e = m[5]
             if e[0].version == e[1] or _recall.revalidate(e):
                 f = e[5]
@@ -295,8 +306,13 @@ def LoadDataWithStride(dst, src, params, config=None) -> None:  # noqa: N802
     if type(dst) is LocalTensor:  # a repeat of this destination's last LoadDataWithStride (see _repeat)
         cache = dst._prepared
         m = None if cache is None else cache.get(_LDS)
-        if (m is not None and m[0] is type(params) and m[1] is params._key and m[4] is src
-                and (config is m[2] or type(config) is m[3] and config._key is m[2])):
+        if m is None or m[0] is not type(params) or m[1] is not params._key:  # another params object: a recent one?
+            m = None if cache is None or (m := cache.get(_LDS_ALL)) is None else m.get(id(params))
+            if m is None or m[0] is not type(params) or m[1] is not params._key:
+                m = None
+            else:
+                cache[_LDS] = m
+        if m is not None and m[4] is src and (config is m[2] or type(config) is m[3] and config._key is m[2]):
             e = m[5]
             if e[0].version == e[1] or _recall.revalidate(e):
                 f = e[5]
@@ -325,6 +341,9 @@ def _load3d(dst, src, params, config, with_stride: bool) -> None:
 
 #: entry points of the cube-in loads (their memo slots in a destination's cache, see fastcopy.cube.recall)
 _LD, _LDT, _LDS = "LoadData", "LoadDataWithTranspose", "LoadDataWithStride"
+#: ... and the slots of their recent memos by params object (a tile loop cycling through a few)
+_LD_ALL, _LDT_ALL, _LDS_ALL = (f"{api} (by params object)" for api in (_LD, _LDT, _LDS))
+_RECENT = {_LD: _LD_ALL, _LDT: _LDT_ALL, _LDS: _LDS_ALL}
 
 
 def _repeat(key, api: str, dst, src, params, config) -> bool:
@@ -334,12 +353,8 @@ def _repeat(key, api: str, dst, src, params, config) -> bool:
     e = None if cache is None else cache.get(key)
     if e is None or not _recall.valid(e, src):
         return False
-    f = e[5]
-    if f and f[2].known is f[3] and f[4].known is f[5] and not OBSERVERS:
-        f[0](*f[1])
-    else:
-        _recall.rerun(e, dst, src)
-    _recall.memo(api, dst, params, config, e)
+    _recall.run(e, dst, src)
+    _recall.memo(api, _RECENT[api], dst, params, config, e)
     return True
 
 
@@ -351,7 +366,7 @@ def _planned(key, api: str, dst, src, params, config, plan, state) -> None:
     else:
         execute(plan, dst, src)
     if key is not None and type(dst) in _TENSORS:
-        _recall.memo(api, dst, params, config, _recall.remember(key, dst, src, plan, state))
+        _recall.memo(api, _RECENT[api], dst, params, config, _recall.remember(key, dst, src, plan, state))
 
 
 def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=None):  # noqa: N802, N803

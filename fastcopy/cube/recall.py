@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import config
+from .. import config as config_module
 from ..dma import kernels as K
 from ..dma import run as _run
 from .b4 import NibblePlan
@@ -73,7 +73,7 @@ def remember(key, dst, src, plan, state=None) -> list:
     cache = dst._prepared
     if cache is None:
         cache = dst._prepared = {}
-    elif len(cache) >= config.PREPARED_CALLS:
+    elif len(cache) >= config_module.PREPARED_CALLS:
         cache.clear()
     if state is None:
         entry = [STATELESS, 0, src, plan, UNPREPARED, None, None]
@@ -99,9 +99,10 @@ def valid(entry, src) -> bool:
     return entry is not None and entry[2] is src and (entry[0].version == entry[1] or revalidate(entry))
 
 
-def memo(api: str, dst, params, config, entry) -> None:
-    """Make ``entry`` the memo of ``api`` on ``dst``: ``(params type, params snapshot, config marker, config type,
-    source, entry)``; the config marker is the config's snapshot (with its type), or None (no type) for none."""
+def memo(api: str, slot, dst, params, config, entry) -> None:
+    """Make ``entry`` the memo of ``api`` on ``dst`` (its last call), also kept in ``slot``, the recent calls by
+    parameter object (a dict by ``id(params)``). A memo is ``(params type, params snapshot, config marker, config
+    type, source, entry)``; the config marker is the config's snapshot (with its type), or None (no type)."""
     pkey = params.__dict__.get("_key")
     if pkey is None:
         return
@@ -112,7 +113,23 @@ def memo(api: str, dst, params, config, entry) -> None:
         if ckey is None:
             return
         marker = (ckey, type(config))
-    dst._prepared[api] = (type(params), pkey) + marker + (entry[2], entry)
+    cache = dst._prepared
+    m = (type(params), pkey) + marker + (entry[2], entry)
+    cache[api] = m
+    recent = cache.get(slot)
+    if recent is None or len(recent) >= config_module.PREPARED_CALLS:
+        recent = cache[slot] = {}
+    recent[id(params)] = m  # (the snapshot it holds proves the object: an id reused has another one)
+
+
+def run(entry, dst, src) -> None:
+    """A valid entry's repeat: its quickest form when both memories' known-range lists are the armed ones, else
+    :func:`rerun`. (fastcopy.api inlines this for the memo: keep the two alike.)"""
+    f = entry[5]
+    if f and f[2].known is f[3] and f[4].known is f[5] and not _run.OBSERVERS:
+        f[0](*f[1])
+    else:
+        rerun(entry, dst, src)
 
 
 def rerun(entry, dst, src) -> None:
@@ -179,5 +196,5 @@ def _nibble_call(nplan, dst, src) -> list:
             _STALE, dmem, _STALE, src.offset + plan.read[0], src.offset + plan.read[1]]
 
 
-__all__ = ["STATELESS", "REGISTERS", "remember", "revalidate", "valid", "memo", "rerun", "fast_call",
-           "register_values"]
+__all__ = ["STATELESS", "REGISTERS", "remember", "revalidate", "valid", "memo", "run", "rerun",
+           "fast_call", "register_values"]
