@@ -370,3 +370,24 @@ def test_observers_see_every_repeat():
     finally:
         run.OBSERVERS.pop()
     assert seen == ["LoadData(LoadData2DParams)"]
+
+
+def test_a_params_object_at_a_reused_address_is_not_taken_for_the_old_one():
+    """The recent calls are found by ``id(params)``; a new object that gets a dead one's id (CPython reuses them
+    at once) has its own snapshot, so it is planned (or found by its values), never run as the old call."""
+    pipe = fc.TPipe(product=A2)
+    src, a2, _ = _tensors(pipe, "half", 7)
+    words = src.numpy().view(np.uint16)
+    reused = 0
+    for k in range(40):
+        p = fc.LoadData2DParams(k % 3, 1, 1)
+        fc.LoadData(a2, src, p)
+        fc.LoadData(a2, src, p)
+        old = id(p)
+        del p
+        q = fc.LoadData2DParams((k + 1) % 3, 1, 1)
+        reused += id(q) == old
+        fc.LoadData(a2, src, q)
+        start = (k + 1) % 3 * 256
+        assert np.array_equal(a2.numpy().view(np.uint16)[:256], words[start:start + 256]), k
+    assert reused  # (the case this test is about happened)
