@@ -227,24 +227,8 @@ def LoadData(dst, src, params, config=None, **kwargs) -> None:  # noqa: N802
 
     A repeat of a call (same tensors and parameters, the registers it reads unchanged) skips planning.
     """
-    if type(dst) is LocalTensor and not kwargs:  # a repeat of this destination's last LoadData (see _repeat)
-        cache = dst._prepared
-        m = None if cache is None else cache.get(_LD)
-        if m is None or m[0] is not type(params) or m[1] is not params._key:  # another params object: a recent one?
-            m = None if cache is None or (m := cache.get(_LD_ALL)) is None else m.get(id(params))
-            if m is None or m[0] is not type(params) or m[1] is not params._key:
-                m = None
-            else:
-                cache[_LD] = m
-        if m is not None and m[4] is src and (config is m[2] or type(config) is m[3] and config._key is m[2]):
-            e = m[5]
-            if e[0].version == e[1] or _recall.revalidate(e):
-                f = e[5]
-                if f and f[2].known is f[3] and f[4].known is f[5] and not OBSERVERS:
-                    f[0](*f[1])
-                else:
-                    _recall.rerun(e, dst, src)
-                return
+    if not kwargs and _again(_LD, _LD_ALL, dst, src, params, config):
+        return
     kind = type(params)
     cp = _cp
     if kind is cp.LoadData2DParams or kind is cp.LoadData2DParamsV2:
@@ -273,24 +257,8 @@ def LoadDataWithTranspose(dst, src, params) -> None:  # noqa: N802
     """``AscendC::LoadDataWithTranspose(dst, src, LoadData2dTransposeParams | LoadData2dTransposeParamsV2)``:
     ``repeatTimes`` squares (b8: two stacked fractals, b16: one, b32: two side by side) transposed, the
     output fractals of square ``i`` at ``i*(dstGap+1) + j*(dstFracGap+1)``. docs/cube-in.md."""
-    if type(dst) is LocalTensor:  # a repeat of this destination's last LoadDataWithTranspose (see _repeat)
-        cache = dst._prepared
-        m = None if cache is None else cache.get(_LDT)
-        if m is None or m[0] is not type(params) or m[1] is not params._key:  # another params object: a recent one?
-            m = None if cache is None or (m := cache.get(_LDT_ALL)) is None else m.get(id(params))
-            if m is None or m[0] is not type(params) or m[1] is not params._key:
-                m = None
-            else:
-                cache[_LDT] = m
-        if m is not None and m[4] is src:
-            e = m[5]
-            if e[0].version == e[1] or _recall.revalidate(e):
-                f = e[5]
-                if f and f[2].known is f[3] and f[4].known is f[5] and not OBSERVERS:
-                    f[0](*f[1])
-                else:
-                    _recall.rerun(e, dst, src)
-                return
+    if _again(_LDT, _LDT_ALL, dst, src, params, None):
+        return
     kind = type(params)
     if kind is not _cp.LoadData2dTransposeParams and kind is not _cp.LoadData2dTransposeParamsV2:
         raise UnsupportedError(f"LoadDataWithTranspose: takes LoadData2dTransposeParams or "
@@ -303,24 +271,8 @@ def LoadDataWithTranspose(dst, src, params) -> None:  # noqa: N802
 def LoadDataWithStride(dst, src, params, config=None) -> None:  # noqa: N802
     """``AscendC::LoadDataWithStride(dst, src, LoadData3DParamsV2)`` (Atlas 350): img2col written with the
     destination pitch set by ``SetLoadDataRepeatWithStride``. docs/cube-in.md."""
-    if type(dst) is LocalTensor:  # a repeat of this destination's last LoadDataWithStride (see _repeat)
-        cache = dst._prepared
-        m = None if cache is None else cache.get(_LDS)
-        if m is None or m[0] is not type(params) or m[1] is not params._key:  # another params object: a recent one?
-            m = None if cache is None or (m := cache.get(_LDS_ALL)) is None else m.get(id(params))
-            if m is None or m[0] is not type(params) or m[1] is not params._key:
-                m = None
-            else:
-                cache[_LDS] = m
-        if m is not None and m[4] is src and (config is m[2] or type(config) is m[3] and config._key is m[2]):
-            e = m[5]
-            if e[0].version == e[1] or _recall.revalidate(e):
-                f = e[5]
-                if f and f[2].known is f[3] and f[4].known is f[5] and not OBSERVERS:
-                    f[0](*f[1])
-                else:
-                    _recall.rerun(e, dst, src)
-                return
+    if _again(_LDS, _LDS_ALL, dst, src, params, config):
+        return
     _load3d(dst, src, params, config, True)
 
 
@@ -344,6 +296,35 @@ _LD, _LDT, _LDS = "LoadData", "LoadDataWithTranspose", "LoadDataWithStride"
 #: ... and the slots of their recent memos by params object (a tile loop cycling through a few)
 _LD_ALL, _LDT_ALL, _LDS_ALL = (f"{api} (by params object)" for api in (_LD, _LDT, _LDS))
 _RECENT = {_LD: _LD_ALL, _LDT: _LDT_ALL, _LDS: _LDS_ALL}
+
+
+def _again(api: str, recent: str, dst, src, params, config) -> bool:
+    """A repeat of a remembered cube-in load, found by the entry point's memo on this destination (its last call,
+    else its recent calls by params object): run, True. The quickest repeat calls the bound kernel here
+    (fastcopy.cube.recall: the memo, the known-list proof); anything else goes through ``recall.rerun``."""
+    if type(dst) is not LocalTensor:
+        return False
+    cache = dst._prepared
+    if cache is None:
+        return False
+    m = cache.get(api)
+    if m is None or m[0] is not type(params) or m[1] is not params._key:  # another params object: a recent one?
+        m = cache.get(recent)
+        m = None if m is None else m.get(id(params))
+        if m is None or m[0] is not type(params) or m[1] is not params._key:
+            return False
+        cache[api] = m
+    if m[4] is not src or not (config is m[2] or type(config) is m[3] and config._key is m[2]):
+        return False
+    e = m[5]
+    if e[0].version != e[1] and not _recall.revalidate(e):
+        return False
+    f = e[5]
+    if f and f[2].known is f[3] and f[4].known is f[5] and not OBSERVERS:
+        f[0](*f[1])
+    else:
+        _recall.rerun(e, dst, src)
+    return True
 
 
 def _repeat(key, api: str, dst, src, params, config) -> bool:
