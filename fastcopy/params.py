@@ -177,9 +177,15 @@ class ParamStruct:
             bounds = cls._bounds = {}
         rule = bounds.get(product)
         if rule is None:  # per product: (index, name, C type, lo, hi) of every integer field
-            rule = bounds[product] = tuple(
-                (i, f.name, *CTYPES[cls._product_types(f).get(product, f.ctype)])
-                for i, f in enumerate(cls.FIELDS) if f.ctype not in ("T", "bool"))
+            rule = tuple((i, f.name, *CTYPES[cls._product_types(f).get(product, f.ctype)])
+                         for i, f in enumerate(cls.FIELDS) if f.ctype not in ("T", "bool"))
+            # every field an integer of one type: the whole key checked by its least and greatest value
+            one = {r[2:] for r in rule}
+            whole = len(rule) == len(cls.FIELDS) and len(one) == 1
+            rule = bounds[product] = (next(iter(one))[1:] if whole else None, rule)
+        one, rule = rule
+        if one is not None and key and one[0] <= min(key) and max(key) <= one[1]:
+            return
         for i, name, c, lo, hi in rule:
             v = key[i]
             if not lo <= v <= hi:

@@ -144,20 +144,21 @@ def _check_nd2nz_ranges(call: Call, p) -> None:
     api, product, es = call.api, call.product, call.src.itemsize
     wide = product is _350
     nblk = -(-p.dValue // (BLK // es))
-    check_range(api, "ndNum", p.ndNum, 0, 4095, "matrices", product)
-    check_range(api, "nValue", p.nValue, 0, 16384, "rows", product)
-    check_range(api, "dValue", p.dValue, 0, 65535, "elements", product)
+    if p.ndNum > 4095 or p.nValue > 16384 or p.dValue > 65535:  # (>= 0: the key's types are checked)
+        check_range(api, "ndNum", p.ndNum, 0, 4095, "matrices", product)
+        check_range(api, "nValue", p.nValue, 0, 16384, "rows", product)
+        check_range(api, "dValue", p.dValue, 0, 65535, "elements", product)
     if p.ndNum > 1:
         hi = (2**64 - 1) // es if wide else 65535
         check_range(api, "srcNdMatrixStride", p.srcNdMatrixStride, 0, hi, "elements", product)
         hi = 65535 * BLK // es if wide else 65535
         why = "the 16-bit count of 32-byte units it is converted to" if wide else ""
         check_range(api, "dstNzMatrixStride", p.dstNzMatrixStride, 0, hi, "elements", product, why)
-    if p.nValue > 1:
+    if p.nValue > 1 and not (1 <= p.srcDValue <= 65535 and 1 <= p.dstNzNStride <= 16384):
         hi = (2**64 - 1) // es if wide else 65535
         check_range(api, "srcDValue", p.srcDValue, 1, hi, "elements", product)
         check_range(api, "dstNzNStride", p.dstNzNStride, 1, 16384, "C0 blocks (32 bytes)", product)
-    if nblk > 1:
+    if nblk > 1 and not 1 <= p.dstNzC0Stride <= 16384:
         check_range(api, "dstNzC0Stride", p.dstNzC0Stride, 1, 16384, "C0 blocks (32 bytes)", product)
 
 
