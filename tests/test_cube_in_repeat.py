@@ -76,6 +76,26 @@ def _loads(es: int) -> list:
     return out
 
 
+def _loads_350(es: int) -> list:
+    """Atlas 350: the 2D V2 form, the V2 transpose, 3D loads (LoadData writes the pitch register) and
+    LoadDataWithStride (reads it)."""
+    out = [
+        ("2D V2 2 x 1", lambda: fc.LoadData2DParamsV2(0, 0, 2, 1, 8, 2), "LoadData"),
+        ("2D V2 2 x 2, dstStride 1 (overlap)", lambda: fc.LoadData2DParamsV2(0, 0, 2, 2, 4, 1), "LoadData"),
+        ("2D V2 reading past the source (an error)", lambda: fc.LoadData2DParamsV2(0, 0, 2, 2, 8, 1), "LoadData"),
+        ("transpose V2 2 squares", lambda: fc.LoadData2dTransposeParamsV2(0, 2, 1, 2 if es != 2 else 0, 0, 0, 0),
+         "LoadDataWithTranspose"),
+        ("3D no register set", lambda: _p3(es), NO_SET),
+        ("3D sets both registers", lambda: _p3(es, padValue=5, l1H=5), None),
+        ("3D 32 rows", lambda: _p3(es, mExtension=32), NO_SET),
+        ("3D with stride", lambda: _p3(es, mExtension=32), ("stride", NO_SET)),
+        ("3D with stride, sets FMATRIX", lambda: _p3(es, l1W=5), ("stride", fc.IsResetLoad3dConfig(True, False))),
+    ]
+    if es == 2:
+        out.append(("2D V2 ifTranspose", lambda: fc.LoadData2DParamsV2(0, 0, 1, 1, 8, 1, True), "LoadData"))
+    return out
+
+
 _SETTERS = [
     ("SetFmatrix 6x6", lambda pipe: fc.SetFmatrix(6, 6, (1, 1, 1, 1), pipe=pipe)),
     ("SetFmatrix 6x6 again", lambda pipe: fc.SetFmatrix(6, 6, (1, 1, 1, 1), pipe=pipe)),
@@ -88,6 +108,23 @@ _SETTERS = [
     ("SetLoadDataBoundary 1024", lambda pipe: fc.SetLoadDataBoundary(1024, pipe=pipe)),
     ("SetPadValue (DataCopyPad's register)", lambda pipe: fc.SetPadValue(np.float16(2), pipe=pipe)),
 ]
+_SETTERS_350 = [
+    ("SetFmatrix 6x6", lambda pipe: fc.SetFmatrix(6, 6, (1, 1, 1, 1), pipe=pipe)),
+    ("SetFmatrix 6x6 again", lambda pipe: fc.SetFmatrix(6, 6, (1, 1, 1, 1), pipe=pipe)),
+    ("SetFmatrix 5x6 pads", lambda pipe: fc.SetFmatrix(5, 6, (0, 1, 1, 0), pipe=pipe)),
+    ("SetLoadDataPaddingValue 7", lambda pipe: fc.SetLoadDataPaddingValue(7, pipe=pipe)),
+    ("SetLoadDataRepeatWithStride pitch 2", lambda pipe: fc.SetLoadDataRepeatWithStride(
+        fc.LoadDataRepeatParamWithStride(0, 1, 0, 2), pipe=pipe)),
+    ("SetLoadDataRepeatWithStride pitch 3", lambda pipe: fc.SetLoadDataRepeatWithStride(
+        fc.LoadDataRepeatParamWithStride(0, 1, 0, 3), pipe=pipe)),
+    ("SetLoadDataRepeat 1", lambda pipe: fc.SetLoadDataRepeat(fc.LoadDataRepeatParam(0, 1, 0), pipe=pipe)),
+    ("SetFmatrix FMATRIX_RIGHT (never read)", lambda pipe: fc.SetFmatrix(3, 3, (0, 0, 0, 0), fc.FmatrixMode.FMATRIX_RIGHT,
+                                                                        pipe=pipe)),
+    ("SetPadValue (DataCopyPad's register)", lambda pipe: fc.SetPadValue(np.float16(2), pipe=pipe)),
+]
+#: product -> (its loads, its register writes, the writes that make the 3D loads valid)
+PRODUCTS = {A2: (_loads, _SETTERS, [("set", 0), ("set", 3)]),
+            P350: (_loads_350, _SETTERS_350, [("set", 0), ("set", 3), ("set", 4)])}
 
 
 def _source(pipe, dtype, seed):
@@ -114,14 +151,15 @@ def _outcome(fn):
     return err, [str(w.message) for w in got]
 
 
-def _run(dtype, actions, cached: bool):
+def _run(product, dtype, actions, cached: bool):
     """Run the drawn actions on a new pipe; ``cached=False`` clears every destination's cache before each action
     (each call then plans: the general path). Returns the observable state after every action."""
     es = ES[dtype]
-    pipe = fc.TPipe(product=A2)
+    pipe = fc.TPipe(product=product)
     src, a2, b2 = _tensors(pipe, dtype, 11)
     other = _source(pipe, dtype, 12)  # (always defined: its loads mark bytes the first source's left undefined)
-    loads = _loads(es)
+    loads, setters, _ = PRODUCTS[product]
+    loads = loads(es)
     made = {}  # (load index) -> its params object, when reused
     trace = []
     for act in actions:
@@ -138,10 +176,12 @@ def _run(dtype, actions, cached: bool):
                 fn = lambda: fc.LoadDataWithTranspose(b2, s, params)  # noqa: E731
             elif how == "LoadData":
                 fn = lambda: fc.LoadData(a2, s, params)  # noqa: E731
+            elif type(how) is tuple:
+                fn = lambda: fc.LoadDataWithStride(a2, s, params, config=how[1])  # noqa: E731
             else:
                 fn = lambda: fc.LoadData(a2, s, params, config=how)  # noqa: E731
         elif kind == "set":
-            fn = lambda: _SETTERS[arg][1](pipe)  # noqa: E731
+            fn = lambda: setters[arg][1](pipe)  # noqa: E731
         elif kind == "data":  # new source bytes, same tensor
             fn = lambda: src.numpy().view(np.uint8).__setitem__(slice(arg, None, 7), 0x5A ^ arg)  # noqa: E731
         elif kind == "src undefined":  # some source bytes undefined, then defined again on the next
@@ -163,11 +203,11 @@ def _run(dtype, actions, cached: bool):
     return trace
 
 
-def _action(n_loads: int):
+def _action(n_loads: int, n_setters: int):
     return st.one_of(
         st.tuples(st.just("load"), st.tuples(st.integers(0, n_loads - 1), st.booleans(), st.booleans())),
         st.tuples(st.just("load"), st.tuples(st.integers(0, n_loads - 1), st.just(False), st.just(False))),
-        st.tuples(st.just("set"), st.integers(0, len(_SETTERS) - 1)),
+        st.tuples(st.just("set"), st.integers(0, n_setters - 1)),
         st.tuples(st.just("data"), st.integers(0, 6)),
         st.tuples(st.just("src undefined"), st.integers(0, 96)),
         st.tuples(st.just("src defined"), st.none()),
@@ -175,8 +215,8 @@ def _action(n_loads: int):
     )
 
 
-def _assert_same(dtype, actions):
-    fast, slow = _run(dtype, actions, True), _run(dtype, actions, False)
+def _assert_same(product, dtype, actions):
+    fast, slow = _run(product, dtype, actions, True), _run(product, dtype, actions, False)
     for k, (a, b) in enumerate(zip(fast, slow)):
         assert a[0] == b[0]
         assert a[1] == b[1], f"action {k} {a[0]}: errors differ"
@@ -186,25 +226,30 @@ def _assert_same(dtype, actions):
             assert np.array_equal(a[j], b[j]), f"action {k} {a[0]}: {what} differ"
 
 
+@pytest.mark.parametrize("product", sorted(PRODUCTS))
 @pytest.mark.parametrize("dtype", sorted(ES))
 @SETTINGS
 @given(data=st.data())
-def test_repeats_equal_calls_without_cache(dtype, data):
-    n = len(_loads(ES[dtype]))
-    setup = [("set", 0), ("set", 3)] if data.draw(st.booleans()) else []
-    actions = setup + data.draw(st.lists(_action(n), min_size=4, max_size=24))
-    _assert_same(dtype, actions)
+def test_repeats_equal_calls_without_cache(product, dtype, data):
+    loads, setters, setup = PRODUCTS[product]
+    n = len(loads(ES[dtype]))
+    setup = setup if data.draw(st.booleans()) else []
+    actions = setup + data.draw(st.lists(_action(n, len(setters)), min_size=4, max_size=24))
+    _assert_same(product, dtype, actions)
 
 
+@pytest.mark.parametrize("product", sorted(PRODUCTS))
 @pytest.mark.parametrize("dtype", sorted(ES))
-def test_a_long_mixed_sequence(dtype):
+def test_a_long_mixed_sequence(product, dtype):
     """Every action kind between repeats of every load (derandomised runs draw few examples)."""
-    n = len(_loads(ES[dtype]))
-    actions = [("set", 0), ("set", 3)]
+    loads, setters, setup = PRODUCTS[product]
+    n = len(loads(ES[dtype]))
+    actions = list(setup)
     for i in range(n):
         actions += [("load", (i, False, False))] * 3 + [("load", (i, True, False))]
-    for extra in (("set", 1), ("data", 2), ("src undefined", 5), ("load", (0, False, False)), ("src defined", None),
-                  ("dst undefined", None), ("set", 2), ("set", 4), ("set", 6), ("set", 8), ("set", 9), ("set", 5)):
+    sets = [("set", k) for k in range(len(setters))]
+    for extra in [("data", 2), ("src undefined", 5), ("load", (0, False, False)), ("src defined", None),
+                  ("dst undefined", None)] + sets[1:] + sets[:1]:
         actions.append(extra)
         for i in range(n):
             actions += [("load", (i, False, False)), ("load", (i, False, False))]
@@ -214,7 +259,7 @@ def test_a_long_mixed_sequence(dtype):
     for i in range(n):
         j = (i + 1) % n
         actions += [("load", (i, False, False))] * 2 + [("load", (j, False, True)), ("load", (i, False, False))]
-    _assert_same(dtype, actions)
+    _assert_same(product, dtype, actions)
 
 
 # ------------------------------------------------------------------------ which writes make a 3D load plan again
@@ -256,6 +301,33 @@ def test_3d_replans_exactly_when_a_register_it_reads_changes(planned, setter):
     same(pipe)  # back to the first value: a change again
     fc.LoadData(a2, src, p, config=NO_SET)
     assert planned["n"] == n + 2
+
+
+def test_load_with_stride_replans_exactly_when_its_pitch_or_a_register_changes(planned):
+    """Atlas 350: the pitch register (SetLoadDataRepeatWithStride) is read by LoadDataWithStride; FMATRIX_RIGHT is
+    never read; a LoadData 3D writes the pitch itself, so a stride load after it sees another value."""
+    pipe = fc.TPipe(product=P350)
+    src, a2, _ = _tensors(pipe, "half", 8)
+
+    def pitch(q):
+        fc.SetLoadDataRepeatWithStride(fc.LoadDataRepeatParamWithStride(0, 1, 0, q), pipe=pipe)
+
+    fc.SetFmatrix(6, 6, (1, 1, 1, 1), pipe=pipe)
+    fc.SetLoadDataPaddingValue(7, pipe=pipe)
+    pitch(2)
+    p = _p3(2)
+    fc.LoadDataWithStride(a2, src, p, config=NO_SET)
+    n = planned["n"]
+    for keep in (lambda: pitch(2), lambda: fc.SetFmatrix(3, 3, (0, 0, 0, 0), fc.FmatrixMode.FMATRIX_RIGHT, pipe=pipe)):
+        keep()
+        fc.LoadDataWithStride(a2, src, p, config=NO_SET)
+    assert planned["n"] == n
+    pitch(3)
+    fc.LoadDataWithStride(a2, src, p, config=NO_SET)
+    assert planned["n"] == n + 1
+    fc.LoadData(a2, src, p, config=NO_SET)  # (writes the pitch: its own, 1 fractal)
+    fc.LoadDataWithStride(a2, src, p, config=NO_SET)
+    assert planned["n"] == n + 3
 
 
 def test_a_load_writing_its_registers_stays_remembered_until_another_write(planned):
