@@ -162,7 +162,8 @@ def test_transpose_streaming_runs_of_any_line_phase(burst, na, nc, nb, gap_d, ga
                                                      tile_c, flip, data):
     """Streaming stores requested, destination runs on 16-byte boundaries whose phase in a line differs from
     run to run (row strides of 16-byte multiples): each run's whole lines are gathered and streamed, its partial
-    first and last lines stored regularly; every byte lands where the loops say and no other byte changes."""
+    first and last lines stored regularly (or, between runs that follow each other, in one junction line);
+    every byte lands where the loops say and no other byte changes."""
     a = (na, burst, nc * burst + gap_d)
     c = (nc, na * burst + gap_s, burst)
     if flip:  # the other direction: the source blocks of a run far apart, a run's neighbours adjacent
@@ -180,6 +181,35 @@ def test_transpose_streaming_runs_of_any_line_phase(burst, na, nc, nb, gap_d, ga
     want = _expected(dst, 48, src, 7, burst, batch, a, c, b_range, a_range)
     transpose_blocks(dst, 48, src, 7, pack_transpose(burst, batch, a, c, (tile_a, tile_c), True, b_range + a_range))
     assert np.array_equal(dst, want)
+
+
+@pytest.mark.parametrize("burst, nc", [(32, 2), (32, 5), (64, 1), (64, 3), (96, 2)])
+@pytest.mark.parametrize("shift_d", [0, 16, 32, 48])
+@pytest.mark.parametrize("tiles", [(2, 1), (128, 8)])
+def test_transpose_junction_lines_between_runs(burst, nc, shift_d, tiles):
+    """Runs that follow each other in the destination (a row of from_nz / NZ2ND: ``da`` = the run's length),
+    off a line: the line one run ends and the next begins in is streamed whole by the later run, inside a
+    chunk only. Chunks run one after another on the same destination (as the threads share a call), each
+    alone on a fresh destination: every byte right, none outside the chunk's runs written (the lines at a
+    chunk's edges are shared with the neighbouring chunks' runs)."""
+    na, run = 9, nc * burst
+    a, c = (na, burst, run), (nc, na * burst, burst)
+    n = 128 + na * run + 64
+    src = _aligned(n, 0)
+    src[:] = np.random.default_rng(nc).integers(0, 256, n, dtype=np.uint8)
+    cuts = [(0, 9), (0, 4), (4, 9), (3, 6), (8, 9), (0, 1)]
+    whole = _aligned(n, shift_d)
+    whole[:] = 0xA5
+    for lo, hi in ((0, 4), (4, 7), (7, 9)):
+        transpose_blocks(whole, 64, src, 0, pack_transpose(burst, (1, 0, 0), a, c, tiles, True, (0, 1, lo, hi)))
+    assert np.array_equal(whole, _expected(np.full(n, 0xA5, np.uint8), 64, src, 0, burst, (1, 0, 0), a, c,
+                                           (0, 1), (0, na)))
+    for lo, hi in cuts:
+        dst = _aligned(n, shift_d)
+        dst[:] = 0xA5
+        want = _expected(dst, 64, src, 0, burst, (1, 0, 0), a, c, (0, 1), (lo, hi))
+        transpose_blocks(dst, 64, src, 0, pack_transpose(burst, (1, 0, 0), a, c, tiles, True, (0, 1, lo, hi)))
+        assert np.array_equal(dst, want), (lo, hi)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
