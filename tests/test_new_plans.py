@@ -100,3 +100,17 @@ def test_small_numpy_nz_reads_no_pad_and_writes_every_pad():
 def test_small_numpy_nz_errors_are_the_plans(call):
     (k1, e1), (k2, e2) = _both(call)
     assert k1 == k2 == "error" and e1 == e2 and issubclass(e1[0], ParamError)
+
+
+@settings(max_examples=200, deadline=None)
+@given(start0=st.integers(0, 64), start1=st.integers(0, 40), stride1=st.integers(0, 5), count=st.integers(1, 9),
+       shape0=st.integers(1, 300), es=st.sampled_from([1, 2, 4, 8]))
+def test_two_dimensional_slice_loop_is_its_offsets_list(start0, start1, stride1, count, shape0, es):
+    """A two-dimensional slice is planned as one offset and a loop over dimension 1: exactly the offsets list
+    (device order) the general form makes."""
+    from fastcopy.ops.slice import _offsets, _row_loop
+
+    end1 = start1 + (count - 1) * (1 + stride1)
+    keys = ((start0, start0, 0, 1, shape0), (start1, end1, stride1, 1, end1 + 1))
+    first, step = _row_loop(keys, (shape0, end1 + 1), es)
+    assert tuple(first + t * step for t in range(count)) == _offsets(keys, (shape0, end1 + 1), es)

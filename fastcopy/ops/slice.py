@@ -10,7 +10,9 @@ For an info list ``I`` (dim 0 innermost), ``L = srcSliceInfo[0].burstLen*32 // e
 enumerated with dim 0 fastest; the k-th selected source element goes to the k-th selected destination
 element (``endIndex`` inclusive). Every rule of semantics.md §7.2 (and §11.8-§11.10) is checked here; remainders are
 errors (semantics.md §9 #24). The plan is one Move: outer offsets = the start of every combination of dims >= 1
-(dim 1 fastest, as the device builds its offset lists), one inner loop of ``n0`` runs of ``burstLen*32`` bytes.
+(dim 1 fastest, as the device builds its offset lists), one inner loop of ``n0`` runs of ``burstLen*32`` bytes;
+with two dimensions the offsets (evenly spaced) are one offset and an outer loop over dimension 1, in the same
+order.
 """
 
 from __future__ import annotations
@@ -169,10 +171,14 @@ def plan_keys(dkeys, skeys, dim_value, src, dst, product, loop, gm_shape):
         span[side] = _span(info[side], shapes[side], run, n_runs, es)
     check_span(API, "read", span["srcSliceInfo"], src.nbytes, "source")
     check_span(API, "write", span["dstSliceInfo"], dst.nbytes, "destination")
-    soffs = _offsets(skeys, shapes["srcSliceInfo"], es)
-    doffs = _offsets(dkeys, shapes["dstSliceInfo"], es)
     burst = burst_len * BLK
-    step = Move(soffs, doffs, burst, ((n_runs, (run + skeys[0][STRIDE]) * es, (run + dkeys[0][STRIDE]) * es),))
+    runs = (n_runs, (run + skeys[0][STRIDE]) * es, (run + dkeys[0][STRIDE]) * es)
+    if dim_value == 2:  # the offsets of dimension 1 step evenly: one loop over them, one offset (cheaper to lower)
+        (s0, sd), (d0, dd) = _row_loop(skeys, shapes["srcSliceInfo"], es), _row_loop(dkeys, shapes["dstSliceInfo"], es)
+        step = Move((s0,), (d0,), burst, ((n_combos, sd, dd), runs))
+    else:
+        step = Move(_offsets(skeys, shapes["srcSliceInfo"], es), _offsets(dkeys, shapes["dstSliceInfo"], es), burst,
+                    (runs,))
     steps = with_loop_mode((step,), loop)
     # one call never writes a byte twice: every index is < shapeValue and runs are disjoint (mixed radix);
     # only loop-mode repetitions can overlap
@@ -325,6 +331,14 @@ def _span(keys, shapes, run, n_runs, es) -> tuple:
         lo += k[START] * pitch
         hi += last * pitch
     return lo * es, hi * es
+
+
+def _row_loop(keys, shapes, es) -> tuple:
+    """``(first offset, step)`` in bytes of the runs' starts over dimension 1 of a two-dimensional slice: the
+    offsets list :func:`_offsets` makes is this arithmetic progression (a test holds them equal)."""
+    k = keys[1]
+    pitch = shapes[0] * es
+    return k[START] * pitch + keys[0][START] * es, (1 + k[STRIDE]) * pitch
 
 
 def _offsets(keys, shapes, es) -> tuple:
