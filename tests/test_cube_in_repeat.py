@@ -463,3 +463,24 @@ def test_a_params_object_at_a_reused_address_is_not_taken_for_the_old_one():
         start = (k + 1) % 3 * 256
         assert np.array_equal(a2.numpy().view(np.uint16)[:256], words[start:start + 256]), k
     assert reused  # (the case this test is about happened)
+
+
+def test_the_bound_kernel_is_the_compiled_entry_for_exactly_its_arguments():
+    """A quickest repeat calls the numba kernel's compiled entry for its arguments' types (what the dispatcher
+    would call); arguments it was not compiled for keep the dispatcher (which types them)."""
+    from numba import typeof
+
+    from fastcopy.cube.recall import _entry
+
+    pipe = fc.TPipe(product=A2)
+    src, a2, _ = _tensors(pipe, "half", 9)
+    p = _p3(2)
+    fc.SetFmatrix(6, 6, (1, 1, 1, 1), pipe=pipe)
+    fc.SetLoadDataPaddingValue(7, pipe=pipe)
+    for _ in range(3):
+        fc.LoadData(a2, src, p, config=NO_SET)
+    fast = a2._prepared["LoadData"][5][5]
+    assert fast[0] is K.run_steps.get_overload(tuple(typeof(a) for a in fast[1]))
+    odd = (np.zeros(4, np.float32), 0, np.zeros(4, np.float32), 0, np.zeros(30, np.int64))  # (views are unsigned)
+    assert _entry(K.copy_strided, odd) is K.copy_strided
+    assert _entry(np.copyto, (1, 2)) is np.copyto
