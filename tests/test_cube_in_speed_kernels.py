@@ -344,3 +344,45 @@ def test_operand_buffers_start_on_a_line(product):
     for pos, residue in (("A1", 0), ("A2", 0), ("B2", 0), ("VECIN", 16)):
         t = pipe.alloc(pos, "half", 256)
         assert t.memory.data.ctypes.data % 64 == residue == t.memory.addr0
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+@pytest.mark.parametrize("materialise", [False, True])
+def test_tile_repeat_sees_definedness_changes(transpose, materialise):
+    """A repeated 64 KiB tile skips the definedness lookups while the memories' known-defined lists are the ones
+    it found its spans in: any change (source or destination bytes made undefined, a plane materialised) is
+    seen by the next repeat, which then moves or marks definedness again, bit for bit the reference."""
+    pipe = fc.TPipe(product="ATLAS_A2")
+    src = pipe.alloc("A1", "half", 32768)
+    dst = pipe.alloc("B2", "half", 32768)
+    p = fc.LoadData2DParams(0, 128, 1, 0, 0, transpose)
+
+    def state(t):  # (read without materialising a lazy plane)
+        lo, hi = t.offset, t.offset + t.nbytes
+        return t.memory.data[lo:hi].copy(), t.memory.plane_bytes(lo, hi).astype(bool)
+
+    def check():
+        want, want_def = state(dst)
+        s, s_def = state(src)
+        ref.load2d(want, want_def, s, s_def, es=2, startIndex=0, repeatTimes=128, srcStride=1, dstGap=0,
+                   transpose=transpose, poison=POISON)
+        fc.LoadData(dst, src, p)
+        got, got_def = state(dst)
+        assert np.array_equal(got_def, want_def) and np.array_equal(got[want_def], want[want_def])
+
+    _fill_src(src, 3, False)
+    for _ in range(3):
+        check()
+    if materialise:  # (the known-defined lists become caches of the planes)
+        dst.memory.materialize_plane()
+        src.memory.materialize_plane()
+    assert dst.memory.lazy is not materialise
+    dst.memory.mark_undefined(dst.offset + 100, dst.offset + 140)  # behind the repeat's back: marked again
+    check()
+    check()
+    src.memory.mark_undefined(src.offset + 9000, src.offset + 9003)  # source bytes undefined: they travel
+    check()
+    check()
+    src.set_defined()
+    check()
+    check()

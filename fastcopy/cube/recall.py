@@ -165,7 +165,7 @@ def fast_call(plan, prep, dst, src) -> list:
         return None
     if prep is NIBBLES:
         return _nibble_call(plan, dst, src)
-    dview, dbase, sview, sbase, meta, smem, slo, shi, dmem, _ = prep
+    dview, dbase, sview, sbase, meta, smem, slo, shi, dmem = prep[:9]
     if dview is None:  # one burst (a job for the helper threads from config.HOT_BYTES on: not here)
         call = (np.copyto, (dbase, sview)) if meta is None else None
     elif dview is _run.STEPS:

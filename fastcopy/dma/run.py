@@ -65,12 +65,12 @@ def prepare(plan: Plan, dst, src):
         hot = crew.dense_job(dmem.data, dshift + d0 * w, smem.data, sshift + s0 * w, n * w) if (
             n * w >= config.HOT_BYTES and K.usable_crew()) else None
         return (None, dview[d0:d0 + n], sview[s0:s0 + n], None, hot, smem, src.offset + plan.read[0],
-                src.offset + plan.read[1], dmem, mark)
+                src.offset + plan.read[1], dmem, mark, [None, None])
     if meta.ndim == 2:  # chunks the threads share: the crew's job header, made once
         meta = (meta, crew.job(crew.COPY, dview, dbase, sview, sbase, meta, nbytes=plan.nbytes)
                 if K.usable_crew() else None)
     return (dview, dbase, sview, sbase, meta, smem, src.offset + plan.read[0], src.offset + plan.read[1], dmem,
-            mark)
+            mark, [None, None])
 
 
 #: marks a prepared plan of several kernel calls (see _prepare_steps)
@@ -105,8 +105,19 @@ def _prepare_steps(plan: Plan, dst, src):
         else:
             calls.append(("fill", dview, (dst.offset - dshift) // ks.w, ks.value, 0, ks.metas[0]))
     lo, hi = dst.offset + plan.write[0], dst.offset + plan.write[1]
-    return (STEPS, _batched(calls), None, None, None, smem, src.offset + plan.read[0], src.offset + plan.read[1],
-            dmem, (lo, hi))
+    calls = _batched(calls)
+    bound = None  # one kernel call: (its kernel's name, its arguments), run without the step loop
+    if len(calls) == 1 and calls[0][0] in _BOUND:
+        kind = calls[0][0]
+        bound = (_BOUND[kind], calls[0][1:4] if kind == "steps" else calls[0][1:])
+    return (STEPS, calls, bound, None, None, smem, src.offset + plan.read[0], src.offset + plan.read[1], dmem,
+            (lo, hi), [None, None])
+
+
+#: the kernel (its name in :mod:`.kernels`, looked up per call: numba replaces the stand-ins on load) of a
+#: prepared plan of one call, by kind
+_BOUND = {"steps": "run_steps", "elements": "transpose_elements", "transpose": "transpose_blocks",
+          "rows": "copy_rows"}
 
 
 def _batched(calls: list) -> tuple:
@@ -144,14 +155,24 @@ def _run_steps(calls) -> None:
 def run_prepared(prep, plan: Plan, dst, src) -> None:
     """:func:`execute` for a prepared call: one copy (a kernel call, or numpy's memcpy for a single burst), and
     the destination plane marked unless known to be defined."""
-    dview, dbase, sview, sbase, meta, smem, slo, shi, dmem, mark = prep
-    if OBSERVERS or (smem.tracked and not smem.known_defined(slo, shi)):
+    dview, dbase, sview, sbase, meta, smem, slo, shi, dmem, mark, seen = prep
+    # (``seen``: the known-defined lists of the two memories in which the spans were last found; every change of
+    # definedness replaces a memory's list, so while it is the same object the lookup would give the same answer)
+    known = smem.known
+    if known is not seen[0]:
+        if OBSERVERS or (smem.tracked and not smem.known_defined(slo, shi)):
+            return execute(plan, dst, src)
+        seen[0] = known
+    elif OBSERVERS:
         return execute(plan, dst, src)
     if dview is None:
         if meta is None or not crew.run_job(meta):  # (a job header from config.HOT_BYTES on)
             np.copyto(dbase, sview)
     elif dview is STEPS:
-        _run_steps(dbase)
+        if sview is not None:
+            getattr(K, sview[0])(*sview[1])
+        else:
+            _run_steps(dbase)
     elif type(meta) is not tuple:
         K.copy_strided(dview, dbase, sview, sbase, meta)
     elif not crew.run_job(meta[1]):  # (no crew: this thread alone)
@@ -159,8 +180,12 @@ def run_prepared(prep, plan: Plan, dst, src) -> None:
             K.copy_strided(dview, dbase, sview, sbase, m)
     if dmem.tracked:
         if len(mark) == 2:  # a dense span: numpy's memset (or a lazy memory's range), then remembered as defined
-            if not dmem.known_defined(mark[0], mark[1]):
-                dmem.mark_defined(mark[0], mark[1])
+            known = dmem.known
+            if known is not seen[1]:
+                if dmem.known_defined(mark[0], mark[1]):
+                    seen[1] = known
+                else:
+                    dmem.mark_defined(mark[0], mark[1])
         else:  # marks of a copy with gaps: set every time
             mw, mmeta, mvalue = mark
             pview, pshift = dmem.view(mw, plane=True)
