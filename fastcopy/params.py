@@ -179,10 +179,10 @@ class ParamStruct:
         if rule is None:  # per product: (index, name, C type, lo, hi) of every integer field
             rule = tuple((i, f.name, *CTYPES[cls._product_types(f).get(product, f.ctype)])
                          for i, f in enumerate(cls.FIELDS) if f.ctype not in ("T", "bool"))
-            # every field an integer of one type: the whole key checked by its least and greatest value
-            one = {r[2:] for r in rule}
-            whole = len(rule) == len(cls.FIELDS) and len(one) == 1
-            rule = bounds[product] = (next(iter(one))[1:] if whole else None, rule)
+            # every field an integer: a key whose least and greatest values lie in the range every field's type
+            # holds passes at once (the fields checked one by one otherwise, for the message)
+            whole = len(rule) == len(cls.FIELDS) and rule
+            rule = bounds[product] = ((max(r[3] for r in rule), min(r[4] for r in rule)) if whole else None, rule)
         one, rule = rule
         if one is not None and key and one[0] <= min(key) and max(key) <= one[1]:
             return

@@ -114,3 +114,32 @@ def test_two_dimensional_slice_loop_is_its_offsets_list(start0, start1, stride1,
     keys = ((start0, start0, 0, 1, shape0), (start1, end1, stride1, 1, end1 + 1))
     first, step = _row_loop(keys, (shape0, end1 + 1), es)
     assert tuple(first + t * step for t in range(count)) == _offsets(keys, (shape0, end1 + 1), es)
+
+
+_STRUCTS = ["DataCopyParams", "DataCopyExtParams", "Nd2NzParams", "Nz2NdParamsFull", "SliceInfo", "LoopModeParams"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.sampled_from(_STRUCTS), product=st.sampled_from(list(__import__("fastcopy").products.Product)),
+       data=st.data())
+def test_key_types_checked_at_once_are_the_field_checks(name, product, data):
+    """``check_key_types`` passes a key by its least and greatest value when both lie in every field's range:
+    the same verdict (and the same first failing field's message) as checking field by field."""
+    from fastcopy import params
+    from fastcopy.errors import ParamTypeError
+
+    cls = getattr(params, name)
+    edges = [-(2**63), -1, 0, 1, 255, 256, 65535, 65536, 2**31, 2**32 - 1, 2**32, 2**40, 2**64 - 1, 2**64]
+    key = tuple(data.draw(st.one_of(st.sampled_from(edges), st.integers(0, 70000))) for _ in cls.FIELDS)
+    want = None
+    for f, v in zip(cls.FIELDS, key):
+        c, lo, hi = params.CTYPES[cls._product_types(f).get(product, f.ctype)]
+        if not lo <= v <= hi:
+            want = f"X: {f.name}={v} does not fit {c} [{lo}, {hi}] on {product}"
+            break
+    try:
+        cls.check_key_types("X", key, product)
+        got = None
+    except ParamTypeError as exc:
+        got = str(exc)
+    assert got == want

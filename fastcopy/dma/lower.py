@@ -536,19 +536,24 @@ def lower_small(step, src_residue: int, dst_residue: int):
             orig = step
         else:
             orig = Move(soffs, offs, burst, loops)
-        return KStep("copy", w, doffs, su, bu, lu, _ZERO64, True, orig, ((0, n_off, 0, c0),), (),
+        chunks = _CHUNK1 if n_off == 1 and c0 == 1 else ((0, n_off, 0, c0),)
+        return KStep("copy", w, doffs, su, bu, lu, _ZERO64, True, orig, chunks, (),
                      (abi.pack_whole(bu, lu, c0, doffs, su),))
     pattern = step.pattern
     if pattern is not None and w < len(pattern) and len(set(pattern)) > 1:
         return None  # (make_plan sends such a plan to the exact path before lowering)
     lu = abi.NO_LOOPS[nl:] + tuple([(lp[0], 0, lp[1] // w) for lp in loops]) if loops else abi.NO_LOOPS
     c0 = lu[0][0]
+    chunks = _CHUNK1 if n_off == 1 and c0 == 1 else ((0, n_off, 0, c0),)
+    orig = step if burst == step.burst and loops == step.loops else step._replace(burst=burst, loops=loops)
     return KStep("fill", w, doffs, (), bu, lu, _replicated(pattern, w) if pattern is not None else
-                 _ZERO64, pattern is not None, step._replace(burst=burst, loops=loops), ((0, n_off, 0, c0),), (),
+                 _ZERO64, pattern is not None, orig, chunks, (),
                  (abi.pack_whole(bu, lu, c0, doffs, ()),))
 
 
 _PAD3 = abi.NO_LOOPS[1:]
+#: the chunk list of a one-offset step without a real outermost loop (shared: one allocation less per step)
+_CHUNK1 = ((0, 1, 0, 1),)
 _PAD2 = abi.NO_LOOPS[2:]
 
 

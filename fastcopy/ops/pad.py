@@ -163,6 +163,8 @@ def _may_overlap(steps, loop) -> bool:
 
 
 def _finish(call: Call, steps, warns, loop):
+    if loop is None:  # (one call's writes never overlap)
+        return make_plan(call.api, steps, call.src, call.dst, warns)
     exact = _may_overlap(steps, loop)
     return make_plan(call.api, with_loop_mode(steps, loop), call.src, call.dst, warns, exact=exact)
 
@@ -261,8 +263,10 @@ def _plan_in(kind, key, pkind, pkey, vkey, mode, src, dst, product, padreg, loop
     lp, rp = lp_el * es, rp_el * es
     side, dummy = normal_fills(is350, is_pad, bool(lp or rp), value, padreg, es)
     dummy_bytes = au(lp + bl + rp, BLK) - lp - bl - rp
-    _warn_undefined(warns, call, side is None and (lp or rp), padreg, es, "the left/right padding")
-    _warn_undefined(warns, call, dummy is None and dummy_bytes > 0, padreg, es, "the dummy bytes up to 32 bytes")
+    if side is None and (lp or rp):
+        _warn_undefined(warns, call, True, padreg, es, "the left/right padding")
+    if dummy is None and dummy_bytes > 0:
+        _warn_undefined(warns, call, True, padreg, es, "the dummy bytes up to 32 bytes")
     return _finish(call, in_steps(bc, bl, ss, ds, lp, rp, es, side, dummy), warns, loop), padreg_after
 
 
