@@ -126,7 +126,7 @@ def case_repeats():
     yield "LoadData 3D, 4 params objects in turn", lambda: fc.LoadData(a2, a1, next(turn), config=cfg), base
     p350 = fc.TPipe(product="ATLAS_350")
     c1 = _loaded(p350, "A1", "half", 8192)
-    c2, cb = p350.alloc("A2", "half", 8192), p350.alloc("B2", "half", 8192)
+    c2, cb, cb1 = p350.alloc("A2", "half", 8192), p350.alloc("B2", "half", 8192), p350.alloc("B1", "half", 8192)
     v2 = fc.LoadData2DParamsV2(0, 0, 2, 1, 32, 2)
     yield "LoadData 2D V2 L1->L0A, 2 x 1 fractals (Atlas 350)", lambda: fc.LoadData(c2, c1, v2), base
     tv2 = fc.LoadData2dTransposeParamsV2(0, 2, 1, 0, 0, 0, 0)
@@ -136,6 +136,9 @@ def case_repeats():
                                    filterConfig=(3 << 24) | (3 << 16) | (1 << 8) | 1 | (1 << 32) | (1 << 40))
     yield "LoadData 3D V2Pro 16 x 32 half (Atlas 350)", lambda: fc.LoadData(c2, c1, pro), base
     yield "LoadDataWithStride 16 x 32 half (Atlas 350)", lambda: fc.LoadDataWithStride(c2, c1, p3, config=cfg), base
+    dn_src = fc.GlobalTensor(np.arange(4096, dtype=np.float16))
+    dn = fc.Dn2NzParams(1, 16, 32, 0, 16, 16, 1, 0)
+    yield "DataCopy(Dn2NzParams) GM->B1 32 x 16 half (Atlas 350)", lambda: fc.DataCopy(cb1, dn_src, dn), base
 
 
 def repeat_rows() -> list[str]:

@@ -126,6 +126,8 @@ def _prepared_key(kind, arg, rest):
         dkeys, skeys = _slice_keys(arg), _slice_keys(rest[0])
         if dkeys is not None and skeys is not None:
             return (SliceInfo, dkeys, skeys, rest[1] if len(rest) == 2 else 1)
+    if not rest and kind is loaded("fastcopy.cube.params", "Dn2NzParams"):  # (a cube-in operand staged in L1)
+        return (kind, arg.key())
     return None
 
 
@@ -187,8 +189,10 @@ def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
                     plan = _nz.plan_nd2nz(dst, src, arg)
                 elif kind is Nz2NdParamsFull:
                     plan = _nz.plan_nz2nd(dst, src, arg)
-                else:
+                elif key[0] is SliceInfo:
                     plan = _slice.plan_slice_keys(dst, src, key[1], key[2], key[3])
+                else:
+                    plan = _dn2nz.plan_dn2nz(dst, src, arg)
                 execute(plan, dst, src)
                 if not plan.effects:  # (the 310P scratch is checked against the allocations on every call)
                     _remember(key, dst, src, plan)

@@ -484,3 +484,58 @@ def test_the_bound_kernel_is_the_compiled_entry_for_exactly_its_arguments():
     odd = (np.zeros(4, np.float32), 0, np.zeros(4, np.float32), 0, np.zeros(30, np.int64))  # (views are unsigned)
     assert _entry(K.copy_strided, odd) is K.copy_strided
     assert _entry(np.copyto, (1, 2)) is np.copyto
+
+
+@pytest.mark.parametrize("dtype, fields", [
+    ("half", (1, 16, 32, 0, 16, 16, 1, 0)),  # one 16 x 32 Nz image, dense
+    ("half", (2, 16, 20, 640, 32, 32, 1, 1024)),  # two matrices, a row pitch, rows padded to 32
+    ("int8_t", (1, 32, 64, 0, 64, 32, 1, 0)),
+])
+def test_dn2nz_repeats_are_prepared_and_exact(monkeypatch, dtype, fields):
+    """DataCopy(Dn2NzParams) (Atlas 350 GM -> L1, a tile loop's operand staging) is remembered like the other
+    DataCopy forms: its repeats plan nothing and write what a call on a fresh core writes, source changes and
+    undefined source bytes included."""
+    from fastcopy.cube import dn2nz
+
+    count = {"n": 0}
+    real = dn2nz.plan_dn2nz
+
+    def counting(*a, **k):
+        count["n"] += 1
+        return real(*a, **k)
+
+    monkeypatch.setattr(dn2nz, "plan_dn2nz", counting)
+    es = ES[dtype]
+    host = np.random.default_rng(5).integers(0, 256, 4096, dtype=np.uint8)
+
+    def run(pipe, gm, repeats):
+        dst = pipe.alloc("B1", dtype, 8192 // es)
+        p = fc.Dn2NzParams(*fields)
+        for _ in range(repeats):
+            fc.DataCopy(dst, gm, p)
+        return dst
+
+    pipe = fc.TPipe(product=P350)
+    gm = fc.GlobalTensor(host.copy().view(np.dtype({1: "i1", 2: "f2"}[es])))
+    dst = run(pipe, gm, 3)
+    assert count["n"] == 1
+    for change in ("data", "undefined"):
+        if change == "data":
+            gm.numpy().view(np.uint8)[::5] ^= 0x33
+        else:
+            mask = np.ones(gm.size, bool)
+            mask[7::61] = False
+            gm.set_undefined()
+            gm.numpy().view(np.uint8)[:] = host
+            gm.set_defined(mask)
+        n = count["n"]
+        fc.DataCopy(dst, gm, fc.Dn2NzParams(*fields))  # (a new object, equal values: found by value)
+        assert count["n"] == n
+        fresh_gm = fc.GlobalTensor(gm.numpy().copy())
+        if change == "undefined":
+            fresh_gm.set_undefined()
+            fresh_gm.numpy().view(np.uint8)[:] = host
+            fresh_gm.set_defined(mask)
+        want = run(fc.TPipe(product=P350), fresh_gm, 1)
+        assert np.array_equal(dst.numpy().view(np.uint8), want.numpy().view(np.uint8)), change
+        assert np.array_equal(dst.defined(), want.defined()), change
