@@ -9,6 +9,7 @@ holds the core's poison byte. See :class:`Memory` and docs/architecture.md ("Def
 from __future__ import annotations
 
 import contextvars
+import math
 import threading
 import weakref
 
@@ -480,11 +481,11 @@ class GlobalTensor(_Tensor):
     def numpy(self) -> np.ndarray:
         """The user's array (its shape) for a whole GlobalTensor; a flat view for ``gm[k]``."""
         flat = super().numpy()
-        return flat.reshape(self._shape) if self.offset == 0 and flat.size == int(np.prod(self._shape)) else flat
+        return flat.reshape(self._shape) if self.offset == 0 and flat.size == math.prod(self._shape) else flat
 
     def defined(self) -> np.ndarray:
         d = super().defined()
-        return d.reshape(self._shape) if self.offset == 0 and d.size == int(np.prod(self._shape)) else d
+        return d.reshape(self._shape) if self.offset == 0 and d.size == math.prod(self._shape) else d
 
 
 class LocalTensor(_Tensor):
@@ -601,11 +602,10 @@ class TPipe:
 
     def phys_of(self, position: TPosition) -> Phys:
         position = self.position(position)
-        have = self._local_names()
         phys = POSITIONS[self.product].get(position)
         if phys is None or phys is Phys.GM:
             raise UnsupportedError(f"TPipe.alloc: position {position} is not a local position on {self.product}; "
-                                   f"local positions there: {have}")
+                                   f"local positions there: {self._local_names()}")
         return phys
 
     def alloc(self, position, dtype, count: int, addr: int | None = None) -> LocalTensor:

@@ -249,19 +249,21 @@ class FolderWriter:
         return self
 
     def write(self, rel: str, data) -> None:
-        if rel not in _CHECKED:
+        checked = _CHECKED.get(rel)
+        if checked is None:
             check_relative(rel)
-            _CHECKED.add(rel)
-        parts = rel.split("/")
-        for k in range(1, len(parts)):
-            sub = "/".join(parts[:k])
+            parts = rel.split("/")
+            checked = _CHECKED[rel] = (os.path.join(*parts),
+                                       tuple(os.path.join(*parts[:k]) for k in range(1, len(parts))))
+        local, subs = checked
+        for sub in subs:
             if sub not in self._dirs:
                 try:
                     os.mkdir(os.path.join(self.tmp, sub))
                 except FileExistsError:
                     pass
                 self._dirs.add(sub)
-        _write_new(os.path.join(self.tmp, *parts), data)
+        _write_new(os.path.join(self.tmp, local), data)
         self.written.append(rel)
 
     def __exit__(self, exc_type, exc, tb):
@@ -292,13 +294,14 @@ class FolderWriter:
 
 
 _PARENTS: set = set()  # parent folders this process made or found (a sweep writes thousands of folders into one)
-_CHECKED: set = set()  # relative file paths already checked by check_relative
+#: relative file paths already checked by check_relative -> (the path in this OS's spelling, its folders)
+_CHECKED: dict = {}
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
 
 def _write_new(path: str, data) -> None:
     """Write ``data`` to the new file ``path`` (never through a symlink, never over an existing file)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags, 0o666)
+    fd = os.open(path, _NEW_FILE, 0o666)
     try:
         view = byte_view(data) if isinstance(data, np.ndarray) else memoryview(data)
         n, done = len(view), 0
