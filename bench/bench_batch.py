@@ -47,6 +47,30 @@ def _numpy_cmd(out: str, *more) -> list:
     return [sys.executable, str(NUMPY_SCRIPT), "-o", out, *more]
 
 
+def _one_point_case(folder: str) -> str:
+    """The sweep with one point (bc = bl = 1, gap = 0), written into ``folder``: a batch of it is start-up (the
+    interpreter, the imports, the case loaded and point 0 validated) plus one point."""
+    import re
+
+    text = re.sub(r"(?m)^(bc|bl|gap) = \[(\d+),.*\]$", r"\1 = [\2]", SWEEP.read_text())
+    path = os.path.join(folder, "datacopy_sweep_1.toml")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return path
+
+
+def _startup_cmd(case: str):
+    return lambda out: [sys.executable, "-m", "fastcopy", "batch", case, "-o", out, "--jobs", "1", "--no-progress"]
+
+
+def _bound(j1: float, start: float, ceiling: float) -> float:
+    """The best ``--jobs 2`` / ``--jobs 1`` ratio a batch can reach: ``--jobs 1`` takes ``j1`` = start-up ``start``
+    plus the points' work W; with two processes the work runs at most ``ceiling`` times as fast (what two numpy
+    loops at once reach) and the start-up stays: (S + W) / (S + W / ceiling)."""
+    work = max(j1 - start, 0.0)
+    return j1 / (start + work / ceiling)
+
+
 _ENV: dict = {}  # the environment of every measured command (main() sets it)
 
 
@@ -95,9 +119,12 @@ def main(argv=None) -> int:
             "fastcopy batch --jobs 2": lambda o: _fastcopy_cmd(2, o),
             "numpy loop (gen_data.py)": _numpy_cmd,
             "numpy loop, simple manifest": lambda o: _numpy_cmd(o, "--simple-manifest"),
-            "2 numpy loops at once": lambda o: (_numpy_cmd(o + "a"), _numpy_cmd(o + "b"))}
+            "2 numpy loops at once": lambda o: (_numpy_cmd(o + "a"), _numpy_cmd(o + "b")),
+            "fastcopy batch of 1 point": None}
     start = [_wall([sys.executable, "-c", "import fastcopy.golden"])[0] for _ in range(args.repeat)]
-    times, cpu, compared = measure(runs, args.repeat, args.tmp)
+    with tempfile.TemporaryDirectory(prefix="fastcopy-bench-case-") as cdir:
+        runs["fastcopy batch of 1 point"] = _startup_cmd(_one_point_case(cdir))
+        times, cpu, compared = measure(runs, args.repeat, args.tmp)
     base = statistics.median(times["numpy loop (gen_data.py)"])
     print(f"{POINTS} cases from {SWEEP.relative_to(HERE.parent)}, {args.repeat} runs each, wall clock including "
           f"interpreter start, writing to {args.tmp or tempfile.gettempdir()} ({os.cpu_count()} cores, load "
@@ -116,6 +143,10 @@ def main(argv=None) -> int:
     print(f"two processes on this machine: 2 numpy loops at once do 2x the work in {two / one:.2f}x the time of "
           f"one: {2 * one / two:.2f}x the throughput (the ceiling for --jobs 2); fastcopy --jobs 2 vs --jobs 1: "
           f"{j1 / j2:.2f}x")
+    s1 = statistics.median(times["fastcopy batch of 1 point"])
+    print(f"start-up (a batch of 1 point): {s1:.2f} s = {s1 / one:.2f}x the numpy loop's whole run; the 1000 points "
+          f"of --jobs 1 take {j1 - s1:.2f} s. Best --jobs 2 / --jobs 1 with that start-up and the ceiling: "
+          f"(S + W) / (S + W / {2 * one / two:.2f}) = {_bound(j1, s1, 2 * one / two):.2f}x")
     print(f"identical bytes (input, golden, mask, manifest): {compared} files compared")
     if args.breakdown:
         breakdown(POINTS, args.repeat, args.tmp)
@@ -165,10 +196,13 @@ def rows(repeat: int = 3) -> list:
     runs = {"fastcopy batch --jobs 1": lambda o: _fastcopy_cmd(1, o),
             "fastcopy batch --jobs 2": lambda o: _fastcopy_cmd(2, o),
             "numpy loop (gen_data.py)": _numpy_cmd,
-            "2 numpy loops at once": lambda o: (_numpy_cmd(o + "a"), _numpy_cmd(o + "b"))}
-    times, cpu, _ = measure(runs, repeat, tmp)
+            "2 numpy loops at once": lambda o: (_numpy_cmd(o + "a"), _numpy_cmd(o + "b")),
+            "fastcopy batch of 1 point": None}
+    with tempfile.TemporaryDirectory(prefix="fastcopy-bench-case-") as cdir:
+        runs["fastcopy batch of 1 point"] = _startup_cmd(_one_point_case(cdir))
+        times, cpu, _ = measure(runs, repeat, tmp)
     med = {k: statistics.median(v) for k, v in times.items()}
-    j1, j2, one, two = (med[k] for k in runs)
+    j1, j2, one, two, s1 = (med[k] for k in runs)
     mcpu = {k: statistics.median(v) for k, v in cpu.items()}
 
     def row(name, value, target="", met=None):
@@ -180,7 +214,9 @@ def rows(repeat: int = 3) -> list:
             row("fastcopy batch --jobs 2 (x --jobs 1)", f"{j2:.2f} s {j1 / j2:.2f}x", ">= 1.6x", j1 / j2 >= 1.6),
             row("  (numpy loop writing the same files; CPU s)", f"{one:.2f} s, {mcpu[list(runs)[2]]:.2f}"),
             row("  (CPU s of fastcopy --jobs 1 / --jobs 2)", f"{mcpu[list(runs)[0]]:.2f} / {mcpu[list(runs)[1]]:.2f}"),
-            row("  (2 numpy loops at once: throughput x one, the ceiling)", f"{2 * one / two:.2f}x")]
+            row("  (2 numpy loops at once: throughput x one, the ceiling)", f"{2 * one / two:.2f}x"),
+            row("  (start-up: fastcopy batch of 1 point; x numpy loop)", f"{s1:.2f} s {s1 / one:.2f}x"),
+            row("  (best --jobs 2 x --jobs 1 from start-up + ceiling)", f"{_bound(j1, s1, 2 * one / two):.2f}x")]
 
 
 def breakdown(points: int = POINTS, repeat: int = 5, tmp: str | None = None) -> None:

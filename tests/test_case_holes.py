@@ -117,3 +117,26 @@ def test_a_pickled_case_makes_its_template_again():
     assert [_outcome(lambda: copy.point(i)) for i in range(len(copy))] == \
         [_outcome(lambda: _plain(case, i)) for i in range(len(case))]
     assert copy._holes is not None and not isinstance(copy._holes, str)
+
+
+def test_a_struct_from_every_field_in_order_is_the_struct_from_keywords():
+    import fastcopy
+    from fastcopy.golden.schema import make_struct, struct_class
+
+    names = [n for n in fastcopy.__all__ if struct_class(n) is not None]
+    assert "DataCopyParams" in names and "Nd2NzParams" in names and len(names) > 20
+    for name in names:
+        cls = struct_class(name)
+        fields = cls().as_dict()
+        if any(isinstance(v, dict) for v in fields.values()):
+            continue
+        fields = {k: (v if isinstance(v, bool) or not isinstance(v, int) else v + 1 if v < 200 else v)
+                  for k, v in fields.items()}  # (values other than the defaults, where they are small integers)
+        try:
+            want = cls(**fields)
+        except Exception as exc:  # noqa: BLE001 - the same error either way
+            with pytest.raises(type(exc)):
+                make_struct(name, fields)
+            continue
+        got = make_struct(name, fields)
+        assert type(got) is cls and got.key() == want.key() and repr(got) == repr(want)
