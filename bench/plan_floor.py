@@ -13,7 +13,6 @@ step, lowering it (``lower_small``), one numba kernel dispatch, one ``meta`` arr
 
 from __future__ import annotations
 
-import gc
 import pathlib
 import sys
 import time
@@ -146,7 +145,6 @@ def rows() -> list[str]:
             for name, (fn, calls) in new_param_calls(bufs, r).items():
                 fn(*calls[0])
                 acc.update(make_plan=0.0, execute=0.0, steps=0, ksteps=0, plans=0)
-                gc.collect()  # (as bench/report.py: no full collection of earlier garbage inside a pass)
                 t0 = clock()
                 for args in calls[1:]:
                     fn(*args)

@@ -20,7 +20,6 @@ Conventions for bench/bench_*.py: ``benchmark.group`` names op and size ("nd2nz-
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import pathlib
@@ -113,17 +112,17 @@ def call_overhead() -> list[str]:
 
     warmup()
     bufs = plan_floor.bench_buffers(pipe)
-    # fresh destinations per pass: new plans. Each pass starts after a full collection: the plans new calls keep
-    # (plan caches) make the collector's full pass (tens of ms in a process with numba loaded) come every ~1000
-    # calls, and one landing in a pass of 200 calls adds ~100 us per call to that pass (the median of five passes
-    # then still measures the calls; docs/performance.md gives the collector's amortised share, measured apart)
+    # fresh destinations per pass: new plans. Five passes: the plans new calls keep (plan caches) bring the
+    # collector's full pass (tens of ms in a process with numba loaded) every ~1000 calls, and one landing in a
+    # pass of 200 calls adds ~100 us per call to that pass; the median of five outvotes two such passes (a
+    # gc.collect() before each pass instead measured 2-3 us more per call: the ~20 calls after a full collection
+    # took twice as long as the rest)
     passes = [plan_floor.new_param_calls(bufs, r) for r in (1, 2, 3, 5, 6)]
     for name in passes[0]:
         times = []
         for fams in passes:
             fn, calls = fams[name]
             fn(*calls[0])
-            gc.collect()
             times.append(_per_call(fn, calls[1:]))
         t = float(np.median(times))
         out.append(_row(f"first call of new parameters: {name}", f"{t * 1e6:.1f} us", "<= 30 us", t <= 30e-6))
