@@ -2,7 +2,8 @@
 measured interleaved with np.copyto of the bytes written and the plain-numpy way (bench/interleaved.py's method).
 
     python bench/cube_in.py            # also a table of bench/report.py
-    python bench/cube_in.py img2col    # only the rows whose name contains a word ("repeat": the small calls)
+    python bench/cube_in.py img2col    # only the rows whose name contains a word ("repeat": the small calls,
+                                       # "bare": the tile's kernels bare, without fastcopy around them)
 
 Small calls repeated with the same parameters (the prepared-call cache of fastcopy.api) are measured beside a
 cached 1 KiB DataCopy: they should cost the same.
@@ -153,6 +154,93 @@ def repeat_rows() -> list[str]:
     return out
 
 
+# ---------------------------------------------------------------------------------------------- bare tile kernels
+def _line_aligned(n: int) -> np.ndarray:
+    buf = np.empty(n + 64, np.uint8)
+    k = (-buf.ctypes.data) % 64
+    return buf[k:k + n]
+
+
+def _bare_kernels():
+    """The bare kernels of a 64 KiB tile (numba, no fastcopy call around them): a memcpy on one core, the same
+    memcpy split over two threads with a minimal hand-off (the helper spins on a flag: what any sharing must beat),
+    and fastcopy's 16x16 transpose kernel called with prepared arguments."""
+    from numba import njit
+
+    from fastcopy.kernels.crew import atomic_load, atomic_store, pause
+    from fastcopy.kernels.intrinsics import memcpy_units
+
+    @njit(nogil=True, boundscheck=False)
+    def copy(d, s, lo, hi):  # (one llvm.memcpy: the C library's memcpy, as np.copyto's)
+        memcpy_units(d, lo, s, lo, hi - lo)
+
+    @njit(nogil=True, boundscheck=False)
+    def helper(flag, d, s, lo, hi):  # flag: [posted, done, stop] on separate lines
+        seen = 0
+        while atomic_load(flag, 16) == 0:
+            g = atomic_load(flag, 0)
+            if g != seen:
+                copy(d, s, lo, hi)
+                seen = g
+                atomic_store(flag, 8, g)
+            else:
+                pause()
+        return 0
+
+    @njit(nogil=True, boundscheck=False)
+    def shared(flag, d, s, half):
+        g = flag[0] + 1
+        atomic_store(flag, 0, g)
+        copy(d, s, 0, half)
+        while atomic_load(flag, 8) != g:
+            pause()
+        return 0
+
+    return copy, helper, shared
+
+
+def bare_rows() -> list[str]:
+    """Each bare kernel interleaved with np.copyto of the tile's bytes and with the LoadData call that runs it."""
+    import threading
+
+    from fastcopy.dma import kernels as K
+    from fastcopy.dma import abi
+
+    K.load()
+    copy, helper, shared = _bare_kernels()
+    src, dst = _line_aligned(TILE), _line_aligned(TILE)
+    src[:] = np.arange(TILE) % 251
+    s64, d64 = src.view(np.uint64), dst.view(np.uint64)
+    n8 = TILE // 8
+    flag = np.zeros(24, np.int64)
+    half = n8 // 2 // 8 * 8  # (whole 64-byte lines each)
+    cases = {name: funcs for name, _, _, funcs in case_loaddata()}
+    plain, tr = cases["LoadData 2D L1->L0A 64 KiB (128 fractals)"], cases["LoadData 2D L1->L0B 64 KiB, ifTranspose"]
+    meta = abi.pack_transpose(2, (128, 512, 512), (16, 2, 32), (16, 32, 2), (1, 1), False, (0, 128, 0, 16))
+    rows_ = [("memcpy, one core (64 KiB, line-aligned)", lambda: copy(d64, s64, 0, n8), plain),
+             ("16x16 transposes, one core (transpose_elements)",
+              lambda: K.transpose_elements(dst, 0, src, 0, meta), tr)]
+    th = None
+    if fc.config.THREADS > 1:
+        th = threading.Thread(target=helper, args=(flag, d64, s64, half, n8), daemon=True)
+        th.start()
+        rows_.append(("memcpy on two threads (spin hand-off, helper awake)",
+                      lambda: shared(flag, d64, s64, half), plain))
+    out = [f"| {'bare tile kernel (interleaved medians)':58} | {'bare':>9} | {'x copyto':>8} | {'LoadData':>9} | "
+           f"{'x copyto':>8} |", f"|{'-' * 60}|{'-' * 11}|{'-' * 10}|{'-' * 11}|{'-' * 10}|"]
+    try:
+        for name, bare, call in rows_:
+            m = measure({"bare": bare, "copyto": call["copyto"], "call": call["fastcopy"]}, TILE)
+            c = m["copyto"]
+            out.append(f"| {name[:58]:58} | {m['bare'] * 1e6:6.2f} us | {c / m['bare']:8.2f} | "
+                       f"{m['call'] * 1e6:6.2f} us | {c / m['call']:8.2f} |")
+    finally:
+        flag[16] = 1
+        if th is not None:
+            th.join()
+    return out
+
+
 def rows(words=()) -> list[str]:
     out = [f"| {'cube in (interleaved medians)':58} | {'fastcopy':>9} | {'GB/s':>5} | {'x copyto':>8} | "
            f"{'x numpy':>7} | {'target x copyto':>17} |",
@@ -167,6 +255,8 @@ def rows(words=()) -> list[str]:
             ms = f"{t * 1e3:6.2f} ms" if t >= 1e-3 else f"{t * 1e6:6.1f} us"
             out.append(f"| {name[:58]:58} | {ms:>9} | {nbytes / t / 1e9:5.2f} | {m['copyto'] / t:8.2f} | {r_np} | "
                        f"{_target(m['copyto'] / t, t_copy):>17} |")
+    if not words or "bare" in words:
+        out += [""] + bare_rows()
     if not words or "repeat" in words:
         out += [""] + repeat_rows()
     return out
