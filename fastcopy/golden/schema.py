@@ -13,7 +13,7 @@ import math
 import os
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -217,8 +217,11 @@ def api_function(api: str):
     """The public fastcopy function a case op ``api`` calls (``SetOverflow``: ``AscendCUtils.SetOverflow``)."""
     import fastcopy
 
+    target = APIS[api].target
+    if not target:
+        return getattr(fastcopy, api)
     obj = fastcopy
-    for part in (APIS[api].target or api).split("."):
+    for part in target.split("."):
         obj = getattr(obj, part)
     return obj
 
@@ -382,7 +385,7 @@ class BufferSpec:
     def size(self) -> int:
         return math.prod(self.shape)
 
-    @property
+    @cached_property
     def np_dtype(self) -> np.dtype:
         return as_dtype(self.dtype)
 
