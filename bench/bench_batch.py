@@ -216,7 +216,9 @@ def rows(repeat: int = 3) -> list:
             row("  (CPU s of fastcopy --jobs 1 / --jobs 2)", f"{mcpu[list(runs)[0]]:.2f} / {mcpu[list(runs)[1]]:.2f}"),
             row("  (2 numpy loops at once: throughput x one, the ceiling)", f"{2 * one / two:.2f}x"),
             row("  (start-up: fastcopy batch of 1 point; x numpy loop)", f"{s1:.2f} s {s1 / one:.2f}x"),
-            row("  (best --jobs 2 x --jobs 1 from start-up + ceiling)", f"{_bound(j1, s1, 2 * one / two):.2f}x")]
+            row("  (best --jobs 2 x --jobs 1 from start-up + ceiling)", f"{_bound(j1, s1, 2 * one / two):.2f}x"),
+            row("  (floor: the points' 2000 DataCopy calls alone, new plans)", f"{floor_new_plans():.2f} s"),
+            row("  (time left for the points at 1.0x: numpy loop - start-up)", f"{one - s1:.2f} s")]
 
 
 def breakdown(points: int = POINTS, repeat: int = 5, tmp: str | None = None) -> None:
@@ -228,7 +230,13 @@ def breakdown(points: int = POINTS, repeat: int = 5, tmp: str | None = None) -> 
     import numpy_gen_data
 
     from fastcopy.golden import load_case, run_program, write_result
+    from fastcopy.golden.work import small_calls_in_numpy
 
+    with small_calls_in_numpy():  # (the kernels a batch uses)
+        _breakdown(points, repeat, tmp, numpy_gen_data, load_case, run_program, write_result)
+
+
+def _breakdown(points, repeat, tmp, numpy_gen_data, load_case, run_program, write_result) -> None:
     case = load_case(SWEEP)
     progs = [case.point(i) for i in range(points)]
     results = [run_program(p, reuse=True) for p in progs]  # warm: kernels, plans of every point
@@ -236,24 +244,7 @@ def breakdown(points: int = POINTS, repeat: int = 5, tmp: str | None = None) -> 
             "numpy loop (gen_data.py), whole point": [],
             "floor: the 2 DataCopy calls alone": [],
             "run, every plan new (as in a batch)": [], "floor, every plan new": []}
-    import numpy as np
-
-    import fastcopy as fc
-
-    pipe = fc.TPipe(product="ATLAS_A2")
-    sizes = [(p.values["bc"], p.values["bl"], p.values["gap"]) for p in progs]
-
-    def api_only():
-        """What any fastcopy batch of this sweep must do per point: the two DataCopy calls through the public API
-        on a restarted pipe (tensors made, no case, no input generation, no files)."""
-        for bc, bl, gap in sizes:
-            pipe.restart()
-            x = fc.GlobalTensor(np.zeros(bc * (bl + gap) * 16, np.float16))
-            y = fc.GlobalTensor(np.zeros(bc * bl * 16, np.float16))
-            u = pipe.alloc("VECIN", np.float16, bc * bl * 16)
-            fc.DataCopy(u, x, fc.DataCopyParams(bc, bl, gap, 0))
-            fc.DataCopy(y, u, bc * bl * 16)
-
+    api_only = _api_only(points)
     api_only()
     with tempfile.TemporaryDirectory(prefix="fastcopy-bench-", dir=tmp) as root:
         for r in range(repeat):
@@ -290,6 +281,46 @@ def breakdown(points: int = POINTS, repeat: int = 5, tmp: str | None = None) -> 
           f"said, load average {os.getloadavg()[0]:.2f})")
     for name, ts in rows.items():
         print(f"  {name:<40} {statistics.median(ts) / points * 1e3:7.3f} ms")
+
+
+def _api_only(points: int = POINTS):
+    """What any fastcopy batch of this sweep must do per point, as a function over the points: the two DataCopy
+    calls through the public API on a restarted pipe (tensors made; no case, no input generation, no files)."""
+    import numpy as np
+
+    import fastcopy as fc
+
+    pipe = fc.TPipe(product="ATLAS_A2")
+    values = range(1, 11), range(1, 11), range(0, 10)  # (the sweep's axes, last fastest)
+    sizes = [(bc, bl, gap) for bc in values[0] for bl in values[1] for gap in values[2]][:points]
+
+    def api_only():
+        for bc, bl, gap in sizes:
+            pipe.restart()
+            x = fc.GlobalTensor(np.zeros(bc * (bl + gap) * 16, np.float16))
+            y = fc.GlobalTensor(np.zeros(bc * bl * 16, np.float16))
+            u = pipe.alloc("VECIN", np.float16, bc * bl * 16)
+            fc.DataCopy(u, x, fc.DataCopyParams(bc, bl, gap, 0))
+            fc.DataCopy(y, u, bc * bl * 16)
+
+    return api_only
+
+
+def floor_new_plans(repeat: int = 3) -> float:
+    """Seconds for the 1000 points' DataCopy calls alone, every plan new, on the numpy kernels (as in a batch):
+    the least any batch of this sweep spends running its points (median of ``repeat``)."""
+    from fastcopy.golden.work import small_calls_in_numpy
+
+    api_only = _api_only()
+    times = []
+    with small_calls_in_numpy():
+        api_only()
+        for _ in range(repeat):
+            _forget_plans()
+            t = time.perf_counter()
+            api_only()
+            times.append(time.perf_counter() - t)
+    return statistics.median(times)
 
 
 def _forget_plans() -> None:
