@@ -17,17 +17,19 @@ register writes (``isSetFMatrix`` / ``isSetPadding``, the Atlas 350 pitch) are p
 them there and writes nothing.
 
 ``prep`` is what :func:`fastcopy.dma.run.prepare` made (on the first repeat); ``fast`` the quickest form of it,
-one kernel call bound with its arguments, for a plan that writes one dense span and reads its source through
-one span (:func:`fast_call`): ``[kernel, args, src memory, its known ranges, dst memory, its known ranges]``.
-A memory replaces its list of known-defined ranges whenever its definedness may lose bytes (and whenever it
-learns new ones), so the very list object seen when the source span was found defined (and the destination
-span marked) proves both still hold: a repeat whose two lists are those objects calls the kernel and is done.
-Anything else takes :func:`rerun` (the prepared runner of :mod:`fastcopy.dma.run`, which checks and marks),
-after which the lists are taken again.
+one kernel call (its compiled entry for the bound arguments' types) or one numpy copy with its arguments, for a
+prepared call that is nothing else (:func:`fast_call`): ``[kernel, args, src memory, its known ranges, dst
+memory, its known ranges, read lo, read hi]``. A memory replaces its list of known-defined ranges whenever its
+definedness may lose bytes (and whenever it learns new ones), so the very list objects seen right after a run
+that found the source's read span defined (and so wrote and marked only defined bytes) prove that both still
+hold: a repeat whose two lists are those objects calls the kernel and is done. Anything else takes
+:func:`rerun` (the prepared runner of :mod:`fastcopy.dma.run`, which checks and marks), after which the lists
+are taken again.
 
-The last call of each entry point on a destination is also kept as a *memo* (:func:`memo`): the very parameter
-snapshots of that call (``ParamStruct._key``: the same tuple object until a field is set), its source and its
-entry, so that :mod:`fastcopy.api` recognises a repeat without building and hashing a key.
+The last call of each entry point on a destination is also kept as a *memo* (:func:`memo`), and its recent
+calls by parameter object: the very parameter snapshots of the call (``ParamStruct._key``: the same tuple object
+until a field is set), its source and its entry, so that :mod:`fastcopy.api` recognises a repeat without
+building and hashing a key.
 """
 
 from __future__ import annotations
@@ -124,7 +126,7 @@ def memo(api: str, slot, dst, params, config, entry) -> None:
 
 def run(entry, dst, src) -> None:
     """A valid entry's repeat: its quickest form when both memories' known-range lists are the armed ones, else
-    :func:`rerun`. (fastcopy.api inlines this for the memo: keep the two alike.)"""
+    :func:`rerun`. (fastcopy.api._again inlines this for the memo: keep the two alike.)"""
     f = entry[5]
     if f and f[2].known is f[3] and f[4].known is f[5] and not _run.OBSERVERS:
         f[0](*f[1])
