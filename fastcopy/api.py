@@ -317,7 +317,6 @@ def _again(api: str, recent: str, dst, src, params, config) -> bool:
         m = None if m is None else m.get(id(params))
         if m is None or m[0] is not type(params) or m[1] is not params._key:
             return False
-        cache[api] = m
     if m[4] is not src or not (config is m[2] or type(config) is m[3] and config._key is m[2]):
         return False
     e = m[5]
