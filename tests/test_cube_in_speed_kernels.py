@@ -386,3 +386,25 @@ def test_tile_repeat_sees_definedness_changes(transpose, materialise):
     src.set_defined()
     check()
     check()
+
+
+def test_tile_repeat_is_one_numpy_copy_before_numba_loads():
+    """A repeated whole-tile LoadData (one 64 KiB burst) takes the quickest repeat, a bound np.copyto, also while
+    the numba kernels are not loaded (a process whose only loads are tiles never loads them), bit for bit."""
+    from fastcopy.dma import kernels as K
+
+    K.use("numpy")  # (not loaded: as in a fresh process whose calls never needed numba)
+    try:
+        pipe = fc.TPipe(product="ATLAS_A2")
+        src = pipe.alloc("A1", "half", 32768 + 256)
+        dst = pipe.alloc("A2", "half", 32768)
+        p = fc.LoadData2DParams(1, 128, 1)
+        for seed in range(4):
+            _fill_src(src, seed, False)
+            fc.LoadData(dst, src, p)
+            assert np.array_equal(dst.numpy().view(np.uint16), src.numpy()[256:].view(np.uint16))
+            assert dst.defined().all()
+        fast = [e[5] for e in dst._prepared.values() if type(e) is list and len(e) > 5 and e[5]]
+        assert fast and fast[0][0] is np.copyto
+    finally:
+        K.use("auto")

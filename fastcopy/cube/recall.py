@@ -162,8 +162,9 @@ def rerun(entry, dst, src) -> None:
 def fast_call(plan, prep, dst, src) -> list:
     """``[kernel, args, src memory, _, dst memory, _, read lo, read hi]`` of a call that is one kernel call (or
     one numpy copy), with no warnings (the prepared forms have none); ``[]`` when it is not, None when the
-    numba kernels are not loaded yet (asked again on the next repeat)."""
-    if not K.loaded():
+    numba kernels are not loaded yet (asked again on the next repeat; a single-burst copy is numpy's own and needs
+    none: a process whose only loads are whole tiles never loads them)."""
+    if not K.loaded() and (prep is NIBBLES or prep[0] is not None or prep[4] is not None):
         return None
     if prep is NIBBLES:
         return _nibble_call(plan, dst, src)
