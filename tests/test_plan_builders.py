@@ -146,12 +146,12 @@ def test_a_direct_builder_bug_is_caught_at_planning(monkeypatch, steps):
     outside the planned span (simulated: offsets shifted by one unit) is refused when the plan is made."""
     from fastcopy.dma import lower as lower_mod
 
-    real = lower_mod.KStep
+    real = lower_mod._kstep  # (what the direct builders make their kernel steps with)
 
     def shifted(kind, w, doffs, *rest):  # every kernel step the builders make, one unit further on
         return real(kind, w, tuple(u + 1 for u in doffs), *rest)
 
-    monkeypatch.setattr(lower_mod, "KStep", shifted)
+    monkeypatch.setattr(lower_mod, "_kstep", shifted)
     with pytest.raises(OutOfBoundsError, match="internal error"):
         make_plan("test", steps, sig(128, 0), sig(128, 0))
 
