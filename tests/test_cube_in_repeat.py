@@ -13,10 +13,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_cube_in_speed import planned  # noqa: F401 (the fixture: counts planner calls)
 
 import fastcopy as fc
-from fastcopy.cube import img2col as _img2col
-from fastcopy.cube import loaddata as _loaddata
 from fastcopy.dma import kernels as K
 
 pytestmark = pytest.mark.filterwarnings("ignore::fastcopy.FastCopyWarning")
@@ -29,22 +28,6 @@ NO_SET = fc.IsResetLoad3dConfig(False, False)
 @pytest.fixture(autouse=True)
 def numba_kernels():
     K.load()  # (the quickest repeat binds compiled kernels: load them whatever ran before)
-
-
-@pytest.fixture
-def planned(monkeypatch):
-    """Counts the planner calls of the cube-in entry points (a remembered repeat makes none)."""
-    counts = {"n": 0}
-    for mod, names in ((_loaddata, ("plan_load2d", "plan_load2dv2", "plan_transpose")), (_img2col, ("plan_load3d",))):
-        for name in names:
-            real = getattr(mod, name)
-
-            def counting(*a, _real=real, **k):
-                counts["n"] += 1
-                return _real(*a, **k)
-
-            monkeypatch.setattr(mod, name, counting)
-    return counts
 
 
 def _p3(es: int, **kw):
