@@ -48,3 +48,18 @@ class ReadOnlyError(FastCopyError, ValueError):
 
 class FastCopyWarning(UserWarning):
     """What the hardware does but is almost never meant (rounding, overlaps, emulation limits, undefined fills)."""
+
+
+_PACKAGE_DIR = __file__[: -len("errors.py")]  # this package's folder, as its modules' code objects name it
+
+
+def warn(message: str, category: type = FastCopyWarning) -> None:
+    """Issue ``message`` attributed to the user's line: the first frame outside the fastcopy package (what
+    Python 3.12's ``skip_file_prefixes`` does; found only when a warning is issued, so free otherwise)."""
+    import sys
+    import warnings
+
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)

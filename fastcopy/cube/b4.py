@@ -146,16 +146,14 @@ class NibblePlan(NamedTuple):
         """Gather every source nibble first (read before write), then write the destination bytes; a byte written
         twice with different values or definedness becomes undefined (poison), as for overlapping byte moves.
         ``repeat``: a prepared repeat (always on the compiled kernel, unless the numpy kernels are pinned)."""
-        import warnings
-
-        from ..errors import FastCopyWarning
+        from ..errors import warn
 
         if not repeat:  # (a prepared repeat: the same tensors as the call that checked them)
             check_in_memory(self.plan, dst, src)
         for observer in OBSERVERS:  # (fastcopy check: the byte spans of the call)
             observer(self.plan, dst, src)
         for msg in self.plan.warnings:
-            warnings.warn(msg, FastCopyWarning, stacklevel=3)
+            warn(msg)
         if not self.dst.size:
             return
         if self.gather is not None and not src.memory.shares(dst.memory) and compiled(repeat, self.whole[0].size):

@@ -16,12 +16,11 @@ halves of ``sidStoreMode``); every call warns. What fastcopy does:
 from __future__ import annotations
 
 import enum
-import warnings
 
 import numpy as np
 
 from ..dtypes import ASCEND_DTYPES, ascend_name
-from ..errors import FastCopyWarning, OutOfBoundsError, RangeError, UnsupportedError
+from ..errors import OutOfBoundsError, RangeError, UnsupportedError, warn
 from ..params import DataCopyParams, Field, ParamStruct
 from ..products import Phys, Product
 from . import quant, tensorio
@@ -95,7 +94,7 @@ def DataCopyEnhanced(dst, src, params: DataCopyParams, enhanced: DataCopyEnhance
     unit = 256 if mode is BlockMode.BLOCK_MODE_MATRIX else 16
     n_b, blen = params.blockCount, params.blockLen
     if n_b == 0 or blen == 0:
-        warnings.warn(f"{API}: blockCount={n_b}, blockLen={blen}: nothing is copied", FastCopyWarning, stacklevel=2)
+        warn(f"{API}: blockCount={n_b}, blockLen={blen}: nothing is copied")
         return
     es_t = t.itemsize
     b = np.arange(n_b, dtype=np.int64)[:, None]
@@ -110,8 +109,8 @@ def DataCopyEnhanced(dst, src, params: DataCopyParams, enhanced: DataCopyEnhance
                                f"{dst.nbytes} on {product}")
     if dst.offset % 32:
         raise RangeError(f"{API}: the UB destination starts at byte {dst.offset}, not a multiple of 32 on {product}")
-    warnings.warn(f"{API}: this L0C -> UB path on {product} is emulated provisionally (its documentation is "
-                  "incomplete); check results on hardware", FastCopyWarning, stacklevel=2)
+    warn(f"{API}: this L0C -> UB path on {product} is emulated provisionally (its documentation is "
+         "incomplete); check results on hardware")
     x, ok = tensorio.read(src, src_offs)
     if deq is DeqScale.DEQ_NONE:
         if enhanced.isRelu:

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import functools
 import operator
-import warnings
 from typing import NamedTuple
 
 import numpy as np
 
 from ..dtypes import ASCEND_DTYPES, ascend_name
-from ..errors import AlignmentError, FastCopyWarning, OutOfBoundsError, ParamError, RangeError, UnsupportedError
+from ..errors import AlignmentError, OutOfBoundsError, ParamError, RangeError, UnsupportedError, warn
 from ..dma.lower import make_plan
 from ..dma.run import execute
 from ..dma.steps import Move, writes_overlap
@@ -273,7 +272,7 @@ def _run(api, product, pipe, c: Call, dsts, src, words, warns, post=None):
     u, t = src.dtype, dsts[0].dtype
     if not (c.n and c.m and c.num):
         for msg in warns + [f"{api}: nSize={c.n}, mSize={c.m}, count={c.num}: nothing is written"]:
-            warnings.warn(msg, FastCopyWarning, stacklevel=3)
+            warn(msg)
         return
     pure = (c.mode is QuantMode_t.NoQuant and not c.relu and len(dsts) == 1 and not c.dual and u == t and post is None
             and not (c.layout is CO2Layout.NZ and t.itemsize == 1))
@@ -295,7 +294,7 @@ def _run(api, product, pipe, c: Call, dsts, src, words, warns, post=None):
             warns.append(f"{api}: destination elements are written more than once (overlapping rows or Z columns); "
                          "bytes written with different values are undefined")
         for msg in warns:
-            warnings.warn(msg, FastCopyWarning, stacklevel=3)
+            warn(msg)
         cp = copy_plan(c, t.itemsize, src._sig, dst._sig)
         execute(cp, dst, src)
         state.unit_flag_apply(pipe, flag_update)
@@ -321,7 +320,7 @@ def _run(api, product, pipe, c: Call, dsts, src, words, warns, post=None):
             warns.append(f"{api}: source and destination share memory")
         pending.append((dst, offs, vals, d_ok))
     for msg in warns:
-        warnings.warn(msg, FastCopyWarning, stacklevel=3)
+        warn(msg)
     for dst, offs, vals, d_ok in pending:
         tensorio.write(dst, offs, vals, d_ok)
     state.unit_flag_apply(pipe, flag_update)

@@ -13,12 +13,11 @@ Validation first (every rule below raises before anything is written), then the 
 from __future__ import annotations
 
 import functools
-import warnings
 
 import numpy as np
 
 from ..dtypes import ASCEND_DTYPES, ascend_name
-from ..errors import AlignmentError, FastCopyWarning, OutOfBoundsError, ParamError, RangeError, UnsupportedError
+from ..errors import AlignmentError, OutOfBoundsError, ParamError, RangeError, UnsupportedError, warn
 from ..products import Phys, Product
 from . import fractal, l0c, numerics, quant, state, tensorio
 from .outparams import MmadParams
@@ -189,7 +188,7 @@ def Mmad(dst, fm, filter, *args):  # noqa: N802, A002
     m, n, k = params.m, params.n, params.k
     if m == 0 or n == 0 or k == 0:
         for msg in warns + [f"{API}: m={m}, n={n}, k={k}: a zero size makes the call a no-op"]:
-            warnings.warn(msg, FastCopyWarning, stacklevel=2)
+            warn(msg)
         return
     gemv, m1, n1, a_offs, a_foot, b_offs, b_foot = _geometry(m, n, k, product, u, params.kDirectionAlign,
                                                                params.disableGemv)
@@ -268,7 +267,7 @@ def Mmad(dst, fm, filter, *args):  # noqa: N802, A002
         if fmt.name == "F32" and defined is None and not gemv and not mem.readonly:
             # one compiled pass settles, encodes and stores the tile straight into L0C
             for msg in warns:
-                warnings.warn(msg, FastCopyWarning, stacklevel=2)
+                warn(msg)
             lo, hi = dst.offset, dst.offset + 4 * c_offs.size
             region = mem.data[lo:hi]
             numerics.matmul_store_f32(a64, b64, c64, mode, region.view(np.float32), region.view(np.uint32),
@@ -282,7 +281,7 @@ def Mmad(dst, fm, filter, *args):  # noqa: N802, A002
     if gemv:  # rows 1..15 of each written fractal are undefined
         defined = tensorio.combine(defined, (np.arange(16 * m1) % 16 == 0)[:, None])
     for msg in warns:
-        warnings.warn(msg, FastCopyWarning, stacklevel=2)
+        warn(msg)
     tensorio.write(dst, c_offs, out, defined, dense=True)
     state.unit_flag_apply(pipe, flag_update)
     state.note_tile(pipe, dst.offset, m, n, t.itemsize)

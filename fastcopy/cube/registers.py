@@ -21,10 +21,9 @@ and Atlas 350 keep only the low 16 bits).
 from __future__ import annotations
 
 import enum
-import warnings
 
 from ..dtypes import as_dtype, ascend_name
-from ..errors import FastCopyWarning, ParamTypeError, RangeError, UnsupportedError
+from ..errors import ParamTypeError, RangeError, UnsupportedError, warn
 from ..memory import current_pipe
 from ..ops.padvalue import scalar_from_key, scalar_key, scalar_pattern, show
 from ..params import Field, ParamStruct
@@ -125,7 +124,7 @@ def SetLoadDataPaddingValue(value, pipe=None, dtype=None) -> None:  # noqa: N802
     dt = as_dtype(dtype if dtype is not None else value.dtype)
     reg, warns = padding_register(api, value, dt, pipe.product)
     for w in warns:
-        warnings.warn(w, FastCopyWarning, stacklevel=2)
+        warn(w)
     pipe.state[PADDING] = reg
 
 

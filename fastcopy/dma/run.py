@@ -9,12 +9,11 @@ than once with different values becomes undefined) and calls whose source and de
 from __future__ import annotations
 
 import functools
-import warnings
 
 import numpy as np
 
 from .. import config
-from ..errors import FastCopyWarning
+from ..errors import warn
 from . import abi, crew
 from . import kernels as K
 from .lower import LAYOUT_KINDS, Plan
@@ -276,7 +275,7 @@ def execute(plan: Plan, dst, src) -> None:
                         dmem.note_defined(lo, hi)
             return
     for msg in plan.warnings:
-        warnings.warn(msg, FastCopyWarning, stacklevel=3)
+        warn(msg)
     if not plan.steps:
         return
     exact = plan.exact
@@ -595,9 +594,9 @@ def _run_exact(plan: Plan, dst, src) -> None:
     if multi:
         uval[bad] = poison_byte(dst, src)
         udfd[bad] = False
-        warnings.warn(f"{plan.api}: writes overlap: {multi} destination bytes are written more than once in one "
-                      f"call, {int(bad.sum())} of them with different values; the hardware order is "
-                      "unspecified, so those are undefined", FastCopyWarning, stacklevel=4)
+        warn(f"{plan.api}: writes overlap: {multi} destination bytes are written more than once in one "
+             f"call, {int(bad.sum())} of them with different values; the hardware order is "
+             "unspecified, so those are undefined")
     if src is not None and src.memory.shares(dst.memory):  # what the source held, before the scatter
         shift = src.memory.host + src.offset - (dst.memory.host + dst.offset + lo)
         hit = np.zeros(n, bool)
@@ -607,7 +606,6 @@ def _run_exact(plan: Plan, dst, src) -> None:
                 hit[rel[(rel >= 0) & (rel < n)]] = True
         shared = int(np.count_nonzero(hit & (count > 0)))
         if shared:
-            warnings.warn(f"{plan.api}: source and destination share {shared} bytes; fastcopy reads the "
-                          "whole source before writing, the hardware does not promise that", FastCopyWarning,
-                          stacklevel=4)
+            warn(f"{plan.api}: source and destination share {shared} bytes; fastcopy reads the "
+                 "whole source before writing, the hardware does not promise that")
     _scatter(dst, written + lo, uval, udfd)

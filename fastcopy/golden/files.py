@@ -241,9 +241,7 @@ def write_golden(directory: str, inputs: dict, outputs: dict, *, product=None, s
     An output with some undefined elements gives a :class:`FastCopyWarning` unless ``allow_undefined`` is True
     (or a collection of the output names that may have them). The folder is replaced as a whole, atomically.
     """
-    import warnings
-
-    from ..errors import FastCopyWarning
+    from ..errors import warn
     from ..products import Product
 
     for nm in list(inputs) + list(outputs):
@@ -264,9 +262,8 @@ def write_golden(directory: str, inputs: dict, outputs: dict, *, product=None, s
                                    "tensor[...] = values, or call set_defined())")
         allowed = allow_undefined is True or (not isinstance(allow_undefined, bool) and nm in allow_undefined)
         if defined < mask.size and not allowed:
-            warnings.warn(f"write_golden: output {nm!r} has {mask.size - defined} undefined of {mask.size} elements "
-                          "(pass allow_undefined=True when the kernel leaves them unwritten on purpose)",
-                          FastCopyWarning, stacklevel=2)
+            warn(f"write_golden: output {nm!r} has {mask.size - defined} undefined of {mask.size} elements "
+                 "(pass allow_undefined=True when the kernel leaves them unwritten on purpose)")
         arrays[nm] = (arr, mask, defined)
     entries, files = [], []
     with FolderWriter(directory) as w:
