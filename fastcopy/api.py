@@ -175,12 +175,18 @@ def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
     :func:`SetLoopModePara` (Atlas 350). Full description: docs/semantics.md (cube forms: docs/cube-in.md,
     docs/cube-out.md).
     """
+    global _DN2NZ
     kind = type(arg)
+    if kind is _DN2NZ and not rest and not kwargs and _again(_DC, _DC_ALL, dst, src, arg, None):
+        return  # (a DN2NZ repeat found by its memo: fastcopy.cube.recall)
     if not kwargs and type(dst) in _TENSORS:
         key = _prepared_key(kind, arg, rest)
         if key is not None:
             cache = dst._prepared
-            if cache is not None and _hit(cache.get(key), dst, src):
+            if kind is _DN2NZ:  # (the memo missed: the remembered call of these values?)
+                if _repeat(key, _DC, dst, src, arg, None):
+                    return
+            elif cache is not None and _hit(cache.get(key), dst, src):
                 return
             if type(src) in _TENSORS:
                 if kind is int or kind is DataCopyParams:
@@ -192,7 +198,13 @@ def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
                 elif key[0] is SliceInfo:
                     plan = _slice.plan_slice_keys(dst, src, key[1], key[2], key[3])
                 else:
+                    _DN2NZ = kind
                     plan = _dn2nz.plan_dn2nz(dst, src, arg)
+                    state = dst.pipe.state if type(dst) is LocalTensor else None
+                    if plan.effects or getattr(state, "version", None) is None:
+                        key = None  # (not remembered: see _remember)
+                    _planned(key, _DC, dst, src, arg, None, plan, state, values=False)
+                    return
                 execute(plan, dst, src)
                 if not plan.effects:  # (the 310P scratch is checked against the allocations on every call)
                     _remember(key, dst, src, plan)
@@ -295,11 +307,14 @@ def _load3d(dst, src, params, config, with_stride: bool) -> None:
     _planned(key, api, dst, src, params, config, plan, dst.pipe.state if type(dst) is LocalTensor else None)
 
 
-#: entry points of the cube-in loads (their memo slots in a destination's cache, see fastcopy.cube.recall)
-_LD, _LDT, _LDS = "LoadData", "LoadDataWithTranspose", "LoadDataWithStride"
+#: entry points of the cube-in loads (their memo slots in a destination's cache, see fastcopy.cube.recall), and
+#: DataCopy's DN2NZ form (a cube-in operand staged in L1: remembered the same way)
+_LD, _LDT, _LDS, _DC = "LoadData", "LoadDataWithTranspose", "LoadDataWithStride", "DataCopy"
 #: ... and the slots of their recent memos by params object (a tile loop cycling through a few)
-_LD_ALL, _LDT_ALL, _LDS_ALL = (f"{api} (by params object)" for api in (_LD, _LDT, _LDS))
-_RECENT = {_LD: _LD_ALL, _LDT: _LDT_ALL, _LDS: _LDS_ALL}
+_LD_ALL, _LDT_ALL, _LDS_ALL, _DC_ALL = (f"{api} (by params object)" for api in (_LD, _LDT, _LDS, _DC))
+_RECENT = {_LD: _LD_ALL, _LDT: _LDT_ALL, _LDS: _LDS_ALL, _DC: _DC_ALL}
+#: the Dn2NzParams class, once a DN2NZ call planned (DataCopy tells its form without loading the cube's modules)
+_DN2NZ = None
 
 
 def _again(api: str, recent: str, dst, src, params, config) -> bool:
@@ -342,15 +357,16 @@ def _repeat(key, api: str, dst, src, params, config) -> bool:
     return True
 
 
-def _planned(key, api: str, dst, src, params, config, plan, state) -> None:
+def _planned(key, api: str, dst, src, params, config, plan, state, values: bool = True) -> None:
     """A cube-in load just planned: run it and remember it for its repeats (``key`` None: not kept); ``state``:
-    the core's registers when the plan read some. A 4-bit transpose moves nibbles (a NibblePlan runs itself)."""
+    the core's registers when the plan read some (``values=False``: a plan valid only while the state is not
+    written at all, as DataCopy's DN2NZ). A 4-bit transpose moves nibbles (a NibblePlan runs itself)."""
     if type(plan) is _b4.NibblePlan:
         plan.run(dst, src)
     else:
         execute(plan, dst, src)
     if key is not None and type(dst) in _TENSORS:
-        _recall.memo(api, _RECENT[api], dst, params, config, _recall.remember(key, dst, src, plan, state))
+        _recall.memo(api, _RECENT[api], dst, params, config, _recall.remember(key, dst, src, plan, state, values))
 
 
 def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=None):  # noqa: N802, N803

@@ -134,6 +134,25 @@ def _outcome(fn):
     return err, [str(w.message) for w in got]
 
 
+_SOURCE_ACTIONS = ("data", "src undefined", "src defined")
+
+
+def _source_action(kind: str, arg, src):
+    """The action on the source tensor: new bytes ("data"), some bytes undefined ("src undefined", defined again
+    by a later "src defined")."""
+    if kind == "data":  # new source bytes, same tensor
+        return lambda: src.numpy().view(np.uint8).__setitem__(slice(arg, None, 7), 0x5A ^ arg)
+    if kind == "src defined":
+        return src.set_defined
+
+    def undefine():
+        mask = np.ones(src.size, bool)
+        mask[arg::97] = False
+        src.set_undefined()
+        src.set_defined(mask)
+    return undefine
+
+
 def _run(product, dtype, actions, cached: bool):
     """Run the drawn actions on a new pipe; ``cached=False`` clears every destination's cache before each action
     (each call then plans: the general path). Returns the observable state after every action."""
@@ -165,16 +184,8 @@ def _run(product, dtype, actions, cached: bool):
                 fn = lambda: fc.LoadData(a2, s, params, config=how)  # noqa: E731
         elif kind == "set":
             fn = lambda: setters[arg][1](pipe)  # noqa: E731
-        elif kind == "data":  # new source bytes, same tensor
-            fn = lambda: src.numpy().view(np.uint8).__setitem__(slice(arg, None, 7), 0x5A ^ arg)  # noqa: E731
-        elif kind == "src undefined":  # some source bytes undefined, then defined again on the next
-            def fn(k=arg):
-                mask = np.ones(src.size, bool)
-                mask[k::97] = False
-                src.set_undefined()
-                src.set_defined(mask)
-        elif kind == "src defined":
-            fn = src.set_defined
+        elif kind in _SOURCE_ACTIONS:
+            fn = _source_action(kind, arg, src)
         else:  # "dst undefined": the destinations written undefined behind the cache's back
             def fn():
                 a2.set_undefined()
@@ -522,3 +533,84 @@ def test_dn2nz_repeats_are_prepared_and_exact(monkeypatch, dtype, fields):
         want = run(fc.TPipe(product=P350), fresh_gm, 1)
         assert np.array_equal(dst.numpy().view(np.uint8), want.numpy().view(np.uint8)), change
         assert np.array_equal(dst.defined(), want.defined()), change
+
+
+# ------------------------------------------------------------------ DataCopy(Dn2NzParams): the memo's quickest repeat
+_DN_FIELDS = [(1, 16, 32, 0, 16, 16, 1, 0), (2, 16, 20, 640, 32, 32, 1, 1024), (1, 32, 64, 0, 64, 32, 1, 0),
+              (4, 16, 64, 2048, 64, 16, 1, 512)]  # (the last reads past the 4 KiB source: an error, any dtype)
+_DN_SETTERS = [
+    ("SetPadValue", lambda pipe: fc.SetPadValue(np.float16(2), pipe=pipe)),
+    ("SetLoopModePara", lambda pipe: fc.SetLoopModePara(fc.LoopModeParams(2, 1, 32, 64, 0, 0),
+                                                        fc.DataCopyMVType.OUT_TO_UB, pipe=pipe)),
+    ("ResetLoopModePara", lambda pipe: fc.ResetLoopModePara(pipe=pipe)),
+    ("SetFmatrix", lambda pipe: fc.SetFmatrix(6, 6, (1, 1, 1, 1), pipe=pipe)),
+]
+
+
+def _run_dn2nz(dtype, actions, cached: bool):
+    """The DN2NZ counterpart of :func:`_run`: repeats of DataCopy(Dn2NzParams) (the same object, a new one with
+    the same values, another source) between source changes, definedness changes and state writes."""
+    es = ES[dtype]
+    pipe = fc.TPipe(product=P350)
+    host = np.random.default_rng(21).integers(0, 256, 4096, dtype=np.uint8)
+    np_dtype = {1: "i1", 2: "f2", 4: "f4"}[es]
+    gm, other = fc.GlobalTensor(host.copy().view(np_dtype)), fc.GlobalTensor(host[::-1].copy().view(np_dtype))
+    dst = pipe.alloc("B1", dtype, 8192 // es)
+    made, trace = {}, []
+    for act in actions:
+        if not cached:
+            dst._prepared = None
+        kind, arg = act
+        if kind == "load":
+            i, new, second = arg
+            params = fc.Dn2NzParams(*_DN_FIELDS[i]) if new or i not in made else made[i]
+            made.setdefault(i, params)
+            fn = lambda s=(other if second else gm), p=params: fc.DataCopy(dst, s, p)  # noqa: E731
+        elif kind == "set":
+            fn = lambda: _DN_SETTERS[arg][1](pipe)  # noqa: E731
+        elif kind in _SOURCE_ACTIONS:
+            fn = _source_action(kind, arg, gm)
+        else:
+            fn = dst.set_undefined
+        err, warns = _outcome(fn)
+        trace.append((act, err, warns, {k: v for k, v in pipe.state.items()}, dst.numpy().view(np.uint8).copy(),
+                      dst.defined().copy()))
+    return trace
+
+
+@pytest.mark.parametrize("dtype", sorted(ES))
+@SETTINGS
+@given(data=st.data())
+def test_dn2nz_repeats_equal_calls_without_cache(dtype, data):
+    """DataCopy(Dn2NzParams) repeats through the memo and the bound kernel (as the cube-in loads): bytes,
+    definedness, warnings, errors (nothing written) and the core's state equal calls that never saw a cache."""
+    actions = data.draw(st.lists(_action(len(_DN_FIELDS), len(_DN_SETTERS)), min_size=4, max_size=24))
+    fast, slow = _run_dn2nz(dtype, actions, True), _run_dn2nz(dtype, actions, False)
+    for k, (a, b) in enumerate(zip(fast, slow)):
+        assert a[:4] == b[:4], f"action {k} {a[0]}"
+        assert np.array_equal(a[4], b[4]) and np.array_equal(a[5], b[5]), f"action {k} {a[0]}: bytes/definedness"
+
+
+@pytest.mark.parametrize("dtype", sorted(ES))
+def test_dn2nz_a_long_mixed_sequence_takes_the_bound_kernel(dtype):
+    """Every action kind between repeats of every DN2NZ call; the dense one ends as a bound kernel call."""
+    n = len(_DN_FIELDS)
+    actions = []
+    for extra in [("data", 2), ("src undefined", 5), ("load", (0, False, True)), ("src defined", None),
+                  ("dst undefined", None)] + [("set", k) for k in range(len(_DN_SETTERS))]:
+        actions.append(extra)
+        for i in range(n):
+            actions += [("load", (i, False, False))] * 3 + [("load", (i, True, False))]
+    actions += [("src undefined", 3)] + [("load", (0, False, False))] * 2 + [("load", (1, False, True)),
+                                                                             ("load", (0, False, False))]
+    fast, slow = _run_dn2nz(dtype, actions, True), _run_dn2nz(dtype, actions, False)
+    for k, (a, b) in enumerate(zip(fast, slow)):
+        assert a[:4] == b[:4], f"action {k} {a[0]}"
+        assert np.array_equal(a[4], b[4]) and np.array_equal(a[5], b[5]), f"action {k} {a[0]}: bytes/definedness"
+    pipe = fc.TPipe(product=P350)
+    gm = fc.GlobalTensor(np.zeros(4096 // ES[dtype], {1: "i1", 2: "f2", 4: "f4"}[ES[dtype]]))
+    dst, p = pipe.alloc("B1", dtype, 8192 // ES[dtype]), fc.Dn2NzParams(*_DN_FIELDS[0])
+    for _ in range(3):
+        fc.DataCopy(dst, gm, p)
+    fast = dst._prepared["DataCopy"][5][5]
+    assert fast and callable(fast[0]) and fast[3] is gm.memory.known and fast[5] is dst.memory.known

@@ -69,9 +69,11 @@ def register_values(state) -> tuple:
     return tuple(get(k) for k in REGISTERS)
 
 
-def remember(key, dst, src, plan, state=None) -> list:
+def remember(key, dst, src, plan, state=None, values: bool = True) -> list:
     """Keep a planned load in its destination's cache under ``key`` (its parameters); ``state``: the core's
-    registers when the plan read some (a 3D load), read after the call wrote its own."""
+    registers when the plan read some (a 3D load), read after the call wrote its own. ``values=False``: the
+    entry holds no register values, so any write to the state drops it (DataCopy's DN2NZ, whose plan may read
+    any of the state: the rule of fastcopy.api's prepared DataCopy calls)."""
     cache = dst._prepared
     if cache is None:
         cache = dst._prepared = {}
@@ -80,7 +82,7 @@ def remember(key, dst, src, plan, state=None) -> list:
     if state is None:
         entry = [STATELESS, 0, src, plan, UNPREPARED, None, None]
     else:
-        entry = [state, state.version, src, plan, UNPREPARED, None, register_values(state)]
+        entry = [state, state.version, src, plan, UNPREPARED, None, register_values(state) if values else None]
     if type(plan) is NibblePlan:
         entry[4] = NIBBLES
     cache[key] = entry
