@@ -407,7 +407,7 @@ def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=
             if cache is not None and _hit(cache.get(key), dst, src):
                 return None
     api = _pad.API
-    if key is not None and args:  # (GM -> local with its padParams and a PaddingMode: parsed already)
+    if key is not None and args:  # (GM -> local with its padParams and a PaddingMode: parsed and keyed already)
         pad, nd = args[0], None
     else:
         pad, nd, mode = _pad.parse_extra(args, mode)
@@ -435,7 +435,11 @@ def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=
     if pad is None:
         raise UnsupportedError(f"{api}: the GM -> local form needs padParams (DataCopyPadExtParams or "
                                "DataCopyPadParams), as in DataCopyPad(dst, src, copyParams, padParams)")
-    plan, padreg_after = _pad.plan_pad_in(dst, src, copyParams, pad, mode, pipe)
+    if key is None:
+        plan, padreg_after = _pad.plan_pad_in(dst, src, copyParams, pad, mode, pipe)
+    else:  # (the keys taken for the repeat cache: not taken again)
+        plan, padreg_after = _pad.plan_pad_in_keys(dst, src, key[1].__name__, key[2], key[3].__name__, key[4], mode,
+                                                   pipe)
     execute(plan, dst, src)
     if padreg_after is not None and pipe.state.get(_pad.PADREG) != padreg_after:
         pipe.state[_pad.PADREG] = padreg_after

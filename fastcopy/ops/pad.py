@@ -180,7 +180,7 @@ def plan_pad_out(dst, src, copy_params, mode=PaddingMode.Normal):
 
 @lru_cache(maxsize=4096)
 def _plan_out(kind, key, mode, src, dst, product, loop):
-    call = Call(f"{API}({kind})", product, src, dst)
+    call = _new(Call, (f"{API}({kind})", product, src, dst))
     if src.phys is Phys.GM or dst.phys is not Phys.GM:
         raise UnsupportedError(f"{call.api}: path {call.path_text} is not a local -> GM path")
     burst = check_copy(call, kind, key, mode, gm_src=False)
@@ -207,28 +207,38 @@ def plan_pad_in(dst, src, copy_params, pad_params, mode=PaddingMode.Normal, pipe
     or None if unchanged)``. ``pipe``: what ``core_of`` returned for these tensors (checked again when None)."""
     if pipe is None:
         pipe = core_of(API, dst, src)
-    kind, key = copy_key(copy_params)
+    kind = copy_key(copy_params)[0]  # (checks its type)
     if not isinstance(pad_params, (DataCopyPadExtParams, DataCopyPadParams)):
         raise UnsupportedError(f"{API}: padParams must be DataCopyPadExtParams or DataCopyPadParams, got "
                                f"{type(pad_params).__name__}")
-    pkind = type(pad_params).__name__
+    return plan_pad_in_keys(dst, src, kind, copy_params.key(), type(pad_params).__name__, pad_params.key(),
+                            mode if type(mode) is PaddingMode else PaddingMode(mode), pipe)
+
+
+def plan_pad_in_keys(dst, src, kind: str, key: tuple, pkind: str, pad_key: tuple, mode: PaddingMode, pipe):
+    """:func:`plan_pad_in` from the parameters' keys, taken once by the caller (``DataCopyPad`` takes them for its
+    repeat cache): ``kind`` / ``pkind`` the two structs' class names, ``key`` / ``pad_key`` their ``key()`` (the
+    legacy ``DataCopyParams`` key without the ``rsv`` the Ext struct has), ``pipe`` what ``core_of`` returned."""
     if (pkind == "DataCopyPadParams") != (kind == "DataCopyParams"):
         raise UnsupportedError(f"{API}: {kind} goes with {_PAIR[kind]}, not {pkind} (the two prototypes are "
                                "DataCopyExtParams + DataCopyPadExtParams<T> and DataCopyParams + DataCopyPadParams)")
-    is_pad, lp, rp, value = pad_params.key()
+    if kind == "DataCopyParams":  # (the legacy struct: rsv 0, as copy_key gives it)
+        key += (0,)
+    is_pad, lp, rp, value = pad_key
     state = pipe.state
     loop = loop_mode(pipe, src.memory.phys, dst.memory.phys) if state else None
-    return _plan_in(kind, key, pkind, (is_pad, lp, rp), scalar_key(value),
-                    mode if type(mode) is PaddingMode else PaddingMode(mode), src._sig, dst._sig, pipe.product,
+    return _plan_in(kind, key, pkind, (is_pad, lp, rp), scalar_key(value), mode, src._sig, dst._sig, pipe.product,
                     state.get(PADREG), loop)
 
 
+#: a named tuple made from its fields without its generated ``__new__`` (~0.1 us less per object of a new plan)
+_new = tuple.__new__
 _PAIR = {"DataCopyExtParams": "DataCopyPadExtParams", "DataCopyParams": "DataCopyPadParams"}
 
 
 @lru_cache(maxsize=4096)
 def _plan_in(kind, key, pkind, pkey, vkey, mode, src, dst, product, padreg, loop):
-    call = Call(f"{API}({kind})", product, src, dst)
+    call = _new(Call, (f"{API}({kind})", product, src, dst))
     if src.phys is not Phys.GM or dst.phys is Phys.GM:
         raise UnsupportedError(f"{call.api}: path {call.path_text} is not a GM -> local path")
     es = src.itemsize
@@ -348,7 +358,7 @@ def in_steps(bc, bl, ss, ds, lp, rp, es, side, dummy) -> tuple:
     steps = []
     if lp:
         steps.append(_fill_step(0, lp, side, outer, es))
-    steps.append(Move((0,), (lp,), bl, (outer,)))
+    steps.append(_new(Move, ((0,), (lp,), bl, (outer,))))
     if rp and side == dummy:
         steps.append(_fill_step(lp + bl, rp + dummy_bytes, side, outer, es))
         return tuple(steps)
@@ -365,5 +375,5 @@ def _fill_step(off: int, nbytes: int, fill, outer: tuple, es: int):
     count, _, dst_pitch = outer
     if fill == FIRST:
         w = min(es, 4)
-        return Move((0,), (off,), w, (outer, (nbytes // w, 0, w)))
+        return _new(Move, ((0,), (off,), w, (outer, (nbytes // w, 0, w))))
     return Fill((off,), nbytes, ((count, dst_pitch),), fill)

@@ -18,6 +18,8 @@ from ..errors import ParamTypeError
 
 def scalar_key(value):
     """A hashable, NaN-safe snapshot of a Python or numpy scalar (plan-cache key part)."""
+    if type(value) is int:  # (the usual pad value, 0: its key without the type tests below)
+        return ("int", value)
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
     if isinstance(value, np.generic):
