@@ -50,7 +50,7 @@ class FastCopyWarning(UserWarning):
     """What the hardware does but is almost never meant (rounding, overlaps, emulation limits, undefined fills)."""
 
 
-_PACKAGE_DIR = __file__[: -len("errors.py")]  # this package's folder, as its modules' code objects name it
+_PACKAGE_DIR = __file__[: __file__.rindex("errors")]  # the package folder, as its code objects name it
 
 
 def warn(message: str, category: type = FastCopyWarning) -> None:
