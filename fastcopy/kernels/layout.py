@@ -17,7 +17,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .intrinsics import memcpy_units
+from .intrinsics import address, memcpy_units
 
 #: how far ahead of its stores copy_dense prefetches the source (bytes; measured 512 > 1024 > 2048 on the VM)
 DENSE_AHEAD = 512
@@ -46,9 +46,7 @@ def _vector_copy(nbytes: int, nontemporal: bool):
     return intrinsic(impl)
 
 
-copy32 = _vector_copy(32, False)
 copy32_nt = _vector_copy(32, True)
-copy16 = _vector_copy(16, False)
 copy64_nt = _vector_copy(64, True)
 
 
@@ -83,40 +81,78 @@ def prefetch(typingctx, arr, i):
     return sig, codegen
 
 
-@njit(inline="always", boundscheck=False)
-def _block(dst, d, src, s, burst):
-    """One block with regular stores."""
-    if burst == 32:
-        copy32(dst, d, src, s)
-    elif burst == 64:
-        copy32(dst, d, src, s)
-        copy32(dst, d + 32, src, s + 32)
-    else:
-        k = 0
-        while k + 32 <= burst:
-            copy32(dst, d + k, src, s + k)
-            k += 32
-        if k < burst:
-            memcpy_units(dst, d + k, src, s + k, burst - k)
+def _address_copy(nbytes: int, nontemporal: bool):
+    """An intrinsic ``(d, s)`` on addresses (integers): the ``nbytes`` at ``s`` copied to ``d`` as one vector load
+    (unaligned) and one store, non-temporal (``d`` then aligned to ``nbytes``) or regular. The streaming loops
+    below work on addresses, never on arrays: an array handed to an inlined helper inside a loop costs numba's
+    reference counting there (an atomic instruction per call, which waits for every streaming store in flight:
+    a from_nz with one such call per row measured 4.1 ms on one thread against 2.6 ms without)."""
+    vec = ir.VectorType(ir.IntType(64), nbytes // 8)
+
+    def impl(typingctx, d, s):
+        sig = types.void(types.intp, types.intp)
+
+        def codegen(context, builder, signature, args):
+            dp = builder.inttoptr(args[0], vec.as_pointer())
+            sp = builder.inttoptr(args[1], vec.as_pointer())
+            st = builder.store(builder.load(sp, align=1), dp, align=nbytes if nontemporal else 1)
+            if nontemporal:
+                st.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    return intrinsic(impl)
+
+
+copy16_at = _address_copy(16, False)
+copy32_at = _address_copy(32, False)
 
 
 @intrinsic
-def line_nt(typingctx, dst, d, src, s0, s1, s2, s3):
-    """``dst[d:d+64]`` (``dst`` + ``d`` on a 64-byte line) = the 16 bytes at ``src[s0]``, ``src[s1]``,
-    ``src[s2]``, ``src[s3]`` (unaligned loads), as one non-temporal 64-byte store: the line goes to memory whole,
-    in one go, never read first (one ``vmovntdq`` with AVX-512, two with AVX2)."""
-    sig = types.void(dst, types.intp, src, types.intp, types.intp, types.intp, types.intp)
+def memcpy_at(typingctx, d, s, n):
+    """``n`` bytes from address ``s`` to address ``d`` (one ``llvm.memcpy``)."""
+    sig = types.void(types.intp, types.intp, types.intp)
+
+    def codegen(context, builder, signature, args):
+        i8p = ir.IntType(8).as_pointer()
+        cgutils.raw_memcpy(builder, builder.inttoptr(args[0], i8p), builder.inttoptr(args[1], i8p), args[2], 1)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(inline="always", boundscheck=False)
+def _block(d, s, burst):
+    """One block with regular stores (addresses)."""
+    if burst == 32:
+        copy32_at(d, s)
+    elif burst == 64:
+        copy32_at(d, s)
+        copy32_at(d + 32, s + 32)
+    else:
+        k = 0
+        while k + 32 <= burst:
+            copy32_at(d + k, s + k)
+            k += 32
+        if k < burst:
+            memcpy_at(d + k, s + k, burst - k)
+
+
+@intrinsic
+def line_nt(typingctx, d, s0, s1, s2, s3):
+    """The 64 bytes at address ``d`` (on a 64-byte line) = the 16 bytes at addresses ``s0``, ``s1``, ``s2``,
+    ``s3`` (unaligned loads), as one non-temporal 64-byte store: the line goes to memory whole, in one go, never
+    read first (one ``vmovntdq`` with AVX-512, two with AVX2)."""
+    sig = types.void(types.intp, types.intp, types.intp, types.intp, types.intp)
     i32, v2, v8 = ir.IntType(32), ir.VectorType(ir.IntType(64), 2), ir.VectorType(ir.IntType(64), 8)
 
     def codegen(context, builder, signature, args):
-        dary = context.make_array(signature.args[0])(context, builder, args[0])
-        sary = context.make_array(signature.args[2])(context, builder, args[2])
-        parts = [builder.load(builder.bitcast(builder.gep(sary.data, [o]), v2.as_pointer()), align=1)
-                 for o in args[3:]]
+        parts = [builder.load(builder.inttoptr(a, v2.as_pointer()), align=1) for a in args[1:]]
         lo = builder.shuffle_vector(parts[0], parts[1], ir.Constant(ir.VectorType(i32, 4), [0, 1, 2, 3]))
         hi = builder.shuffle_vector(parts[2], parts[3], ir.Constant(ir.VectorType(i32, 4), [0, 1, 2, 3]))
         line = builder.shuffle_vector(lo, hi, ir.Constant(ir.VectorType(i32, 8), list(range(8))))
-        st = builder.store(line, builder.bitcast(builder.gep(dary.data, [args[1]]), v8.as_pointer()), align=64)
+        st = builder.store(line, builder.inttoptr(args[0], v8.as_pointer()), align=64)
         st.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(i32, 1)]))
         return context.get_dummy_value()
 
@@ -124,14 +160,14 @@ def line_nt(typingctx, dst, d, src, s0, s1, s2, s3):
 
 
 @njit(inline="always", boundscheck=False)
-def _run16(dst, d, src, s, x0, x1, burst, sc):
-    """Bytes ``[x0, x1)`` (multiples of 16) of a contiguous destination run at ``dst[d]`` whose block ``j`` comes
-    from ``src[s + j*sc]``, 16 bytes at a time with regular stores (the partial lines at a run's ends)."""
+def _run16(d, s, x0, x1, burst, sc):
+    """Bytes ``[x0, x1)`` (multiples of 16) of a contiguous destination run at address ``d`` whose block ``j``
+    comes from address ``s + j*sc``, 16 bytes at a time with regular stores (the partial lines at a run's ends)."""
     j = x0 // burst
     w = x0 - j * burst
     ss = s + j * sc
     for x in range(x0, x1, 16):
-        copy16(dst, d + x, src, ss + w)
+        copy16_at(d + x, ss + w)
         w += 16
         if w == burst:
             w = 0
@@ -139,9 +175,9 @@ def _run16(dst, d, src, s, x0, x1, burst, sc):
 
 
 @njit(inline="always", boundscheck=False)
-def _run_lines(dst, d, src, s, x, n, burst, sc):
-    """``n`` whole lines of the run at ``dst[d]`` from its byte ``x`` on (``dst`` + ``d`` + ``x`` on a line):
-    each gathered from four 16-byte pieces of the source blocks and stored in one go, non-temporally."""
+def _run_lines(d, s, x, n, burst, sc):
+    """``n`` whole lines of the run at address ``d`` from its byte ``x`` on (``d + x`` on a line): each gathered
+    from four 16-byte pieces of the source blocks and stored in one go, non-temporally."""
     j = x // burst
     w = x - j * burst
     ss = s + j * sc
@@ -154,7 +190,7 @@ def _run_lines(dst, d, src, s, x, n, burst, sc):
         ss, w = _next_piece(ss, w, burst, sc)
         p3 = ss + w
         ss, w = _next_piece(ss, w, burst, sc)
-        line_nt(dst, d + x, src, p0, p1, p2, p3)
+        line_nt(d + x, p0, p1, p2, p3)
         x += 64
 
 
@@ -169,33 +205,34 @@ def _next_piece(ss, w, burst, sc):
 
 @njit(inline="always", boundscheck=False)
 def _piece(s, x, burst, sc):
-    """The source position of byte ``x`` of the run whose first block is at ``s``."""
+    """The source address of byte ``x`` of the run whose first block is at address ``s``."""
     j = x // burst
     return s + j * sc + (x - j * burst)
 
 
 @njit(inline="always", boundscheck=False)
-def _junction(dst, d, src, sp, s, t, total, burst, sc):
+def _junction(d, sp, s, t, total, burst, sc):
     """The line that ends one run and starts the next, whole, in one non-temporal store: its first ``t`` bytes
-    (a multiple of 16) the last ``t`` bytes of the run at ``src[sp]``, the rest the first bytes of the run at
-    ``src[s]`` (which starts at ``dst[d]``)."""
+    (a multiple of 16) the last ``t`` bytes of the run at address ``sp``, the rest the first bytes of the run at
+    address ``s`` (which starts at address ``d``)."""
     p0 = _piece(sp, total - t, burst, sc) if t > 0 else _piece(s, -t, burst, sc)
     p1 = _piece(sp, total - t + 16, burst, sc) if t > 16 else _piece(s, 16 - t, burst, sc)
     p2 = _piece(sp, total - t + 32, burst, sc) if t > 32 else _piece(s, 32 - t, burst, sc)
-    line_nt(dst, d - t, src, p0, p1, p2, _piece(s, 48 - t, burst, sc))
+    line_nt(d - t, p0, p1, p2, _piece(s, 48 - t, burst, sc))
 
 
 @njit(inline="always", boundscheck=False)
-def _transpose_lines(dst, dbase, src, sbase, meta, burst):
-    """``transpose_blocks`` with non-temporal stores: every destination run (``dc == burst``, starting on 16
-    bytes) is cut into its partial first line, whole lines and partial last line; the whole lines are written in
-    tiles of ``tile_a`` runs x ``tile_c * burst / 64`` lines, each line in one non-temporal store gathered from
-    the source blocks, the partial lines with regular stores (a line partly written non-temporally would be read
-    back from memory). Runs need not start alike: each run's first whole line is its own. Where the runs follow
-    each other in the destination (``da`` = a run's length, at least a line), the line one run ends and the
-    next begins in is written whole with the next run's first lines (a "junction"): only the first run of the
-    call starts, and its last run ends, with regular stores (each a store that misses: ~100 ns, queued ahead of
-    the streaming stores behind it; two per 8 KiB row of a from_nz cost 5-10%)."""
+def _transpose_lines(dp, sp, meta, burst):
+    """``transpose_blocks`` with non-temporal stores (``dp``, ``sp``: the addresses of the destination's and the
+    source's first bytes plus the bases): every destination run (``dc == burst``, starting on 16 bytes) is cut
+    into its partial first line, whole lines and partial last line; the whole lines are written in tiles of
+    ``tile_a`` runs x ``tile_c * burst / 64`` lines, each line in one non-temporal store gathered from the source
+    blocks, the partial lines with regular stores (a line partly written non-temporally would be read back from
+    memory). Runs need not start alike: each run's first whole line is its own. Where the runs follow each other
+    in the destination (``da`` = a run's length, at least a line), the line one run ends and the next begins in
+    is written whole with the next run's first lines (a "junction"): only the first run of the call starts, and
+    its last run ends, with regular stores (each a store that misses: ~100 ns, queued ahead of the streaming
+    stores behind it; two per 8 KiB row of a from_nz cost 5-10%)."""
     sb, db = meta[2], meta[3]
     sa, da = meta[5], meta[6]
     nc, sc = meta[7], meta[8]
@@ -203,28 +240,27 @@ def _transpose_lines(dst, dbase, src, sbase, meta, burst):
     a_lo, a_hi = meta[14], meta[15]
     total = nc * burst
     tl = max(1, meta[11] * burst // 64)
-    addr = dst.ctypes.data
     joined = da == total and total >= 64
     for ib in range(meta[12], meta[13]):
-        sbb = sbase + ib * sb
-        dbb = dbase + ib * db
+        sbb = sp + ib * sb
+        dbb = dp + ib * db
         for a0 in range(a_lo, a_hi, ta):
             a1 = min(a0 + ta, a_hi)
             for l0 in range(0, total // 64 + 1, tl):
                 for ia in range(a0, a1):
                     d = dbb + ia * da
                     s = sbb + ia * sa
-                    head = min((-(addr + d)) % 64, total)
+                    head = min((-d) % 64, total)
                     n = (total - head) // 64
                     if l0 == 0 and head > 0:
                         if joined and ia > a_lo:
-                            _junction(dst, d, src, s - sa, s, 64 - head, total, burst, sc)
+                            _junction(d, s - sa, s, 64 - head, total, burst, sc)
                         else:
-                            _run16(dst, d, src, s, 0, head, burst, sc)
+                            _run16(d, s, 0, head, burst, sc)
                     if l0 < n:
-                        _run_lines(dst, d, src, s, head + l0 * 64, min(l0 + tl, n) - l0, burst, sc)
+                        _run_lines(d, s, head + l0 * 64, min(l0 + tl, n) - l0, burst, sc)
                     if l0 <= n < l0 + tl and head + n * 64 < total and not (joined and ia + 1 < a_hi):
-                        _run16(dst, d, src, s, head + n * 64, total, burst, sc)
+                        _run16(d, s, head + n * 64, total, burst, sc)
     store_fence()
 
 
@@ -239,20 +275,22 @@ def transpose_blocks(dst, dbase, src, sbase, meta):
     ta, tc = meta[10], meta[11]
     a_lo, a_hi = meta[14], meta[15]
     b_lo = meta[12]
+    dp = address(dst, 0) + dbase  # (the loops work on addresses: see _address_copy)
+    sp = address(src, 0) + sbase
     # non-temporal stores: contiguous destination runs (dc == burst) of 16-byte pieces, every run starting on
     # 16 bytes (checked here, so no plan can make them fault); whole lines only (see _transpose_lines)
-    first = dst.ctypes.data + dbase + b_lo * db + a_lo * da
+    first = dp + b_lo * db + a_lo * da
     if meta[16] != 0 and dc == burst and burst % 16 == 0 and (db | da | first) % 16 == 0:
         if burst == 32:  # (the common blocks: constant steps in the line gather)
-            _transpose_lines(dst, dbase, src, sbase, meta, 32)
+            _transpose_lines(dp, sp, meta, 32)
         elif burst == 64:
-            _transpose_lines(dst, dbase, src, sbase, meta, 64)
+            _transpose_lines(dp, sp, meta, 64)
         else:
-            _transpose_lines(dst, dbase, src, sbase, meta, burst)
+            _transpose_lines(dp, sp, meta, burst)
         return
     for ib in range(b_lo, meta[13]):
-        sbb = sbase + ib * sb
-        dbb = dbase + ib * db
+        sbb = sp + ib * sb
+        dbb = dp + ib * db
         for a0 in range(a_lo, a_hi, ta):
             a1 = min(a0 + ta, a_hi)
             for c0 in range(0, nc, tc):
@@ -261,7 +299,7 @@ def transpose_blocks(dst, dbase, src, sbase, meta):
                     s = sbb + ia * sa + c0 * sc
                     d = dbb + ia * da + c0 * dc
                     for _ in range(n):
-                        _block(dst, d, src, s, burst)
+                        _block(d, s, burst)
                         s += sc
                         d += dc
 
