@@ -18,8 +18,10 @@ from . import abi, npkernels
 KERNELS = ("copy_strided", "fill_strided", "all_set")
 #: the layout kernels: only ever called for steps larger than config.SMALL_BYTES, so their stand-ins load numba
 #: (their numpy versions in .npkernels serve FASTCOPY_KERNELS=numpy); but transpose_elements (also small element
-#: transposes) and run_steps (small prepared plans) run in numpy for small early calls, as the strided kernels
-LAYOUT_KERNELS = ("transpose_blocks", "copy_dense", "copy_rows", "fill_dense", "transpose_elements", "run_steps")
+#: transposes), run_steps (small prepared plans) and copy_tailed (new small ND2NZ calls) run in numpy for small
+#: early calls, as the strided kernels
+LAYOUT_KERNELS = ("transpose_blocks", "copy_dense", "copy_rows", "fill_dense", "transpose_elements", "run_steps",
+                  "copy_tailed")
 _calls = 0
 
 
@@ -143,8 +145,18 @@ def _run_steps(dst, src, table):
     return run_steps(dst, src, table)
 
 
+def _copy_tailed(dst, dbase, src, sbase, meta, value):
+    """Stand-in: rows with a tail (see :func:`fastcopy.kernels.tailed.copy_tailed`) run in numpy early on."""
+    m = meta.tolist()
+    units = m[abi.R_C0] * m[abi.R_C1] * (m[abi.R_NB] * m[abi.R_BLK] + m[abi.R_REM] + m[abi.R_TAIL])
+    if _early(units * dst.itemsize):
+        return npkernels.copy_tailed(dst, dbase, src, sbase, meta, value)
+    load()
+    return copy_tailed(dst, dbase, src, sbase, meta, value)
+
+
 _LAYOUT_STAND_INS = {name: _layout_stand_in(name) for name in LAYOUT_KERNELS}
-_LAYOUT_STAND_INS.update(transpose_elements=_transpose_elements, run_steps=_run_steps)
+_LAYOUT_STAND_INS.update(transpose_elements=_transpose_elements, run_steps=_run_steps, copy_tailed=_copy_tailed)
 globals().update(_LAYOUT_STAND_INS)
 copy_strided, fill_strided, all_set = _copy_strided, _fill_strided, _all_set
 if os.environ.get("FASTCOPY_KERNELS"):

@@ -29,7 +29,7 @@ LAYOUT_KINDS = ("transpose", "dense", "rows", "elements")
 class KStep(NamedTuple):
     """A step lowered for the kernels: offsets/strides in units of the view width ``w``."""
 
-    kind: str  # "copy" | "fill" | "convert" | one of LAYOUT_KINDS (the layout kernels, see match_kernel)
+    kind: str  # "copy" | "fill" | "convert" | "tailed" (tailed_plan) | one of LAYOUT_KINDS (see match_kernel)
     w: int
     doffs: tuple  # offsets in units (see _units)
     soffs: tuple
@@ -678,6 +678,141 @@ def _small_plan(api: str, steps: tuple, src, dst, warnings, effects, marks: bool
                      dst_res, True, marks)
 
 
+def make_tailed_plan(api: str, steps, src, dst, warnings=(), effects=()) -> Plan:
+    """:func:`make_plan` of a program that may be rows with a tail: ``(whole blocks,) partial block, its fill``
+    (see :func:`tailed_plan`; the steps of a new ND2NZ call whose width is not a multiple of C0), lowered to one
+    ``copy_tailed`` kernel step when it is one and small; any other program as :func:`make_plan` lowers it. Only
+    for writes that never overlap (the caller's verdict)."""
+    plan = tailed_plan(api, steps, src, dst, warnings, effects)
+    return plan if plan is not None else make_plan(api, steps, src, dst, warnings, effects=effects)
+
+
+def tailed_plan(api: str, steps, src, dst, warnings=(), effects=()):
+    """The plan of ``(full, part, tail)`` or ``(part, tail)`` as one ``copy_tailed`` kernel step (see
+    :mod:`.abi`), or None, having raised nothing, when the steps are not that shape or too large (the layout
+    kernels and the threads take those). ``part`` is a Move of one offset and at most two loops (the rows),
+    ``tail`` a documented Fill of one offset over the same destination loops, ``full`` a Move of one offset whose
+    loops are the rows' (one block) or the rows' and one more (the blocks). The writes must never overlap (then
+    the kernel's order, row by row, writes what the steps' program order writes). Spans and errors as
+    :func:`general_plan`; the kernel's extents are checked from its packed ``meta`` against the spans."""
+    if len(steps) == 3:
+        full, part, tail = steps
+        if type(full) is not Move or len(full.dst_offs) != 1:
+            return None
+    elif len(steps) == 2:
+        full = None
+        part, tail = steps
+    else:
+        return None
+    if (type(part) is not Move or type(tail) is not Fill or tail.pattern is None or len(part.dst_offs) != 1
+            or len(tail.dst_offs) != 1):
+        return None
+    outer = part.loops
+    no = len(outer)
+    if no > 2 or len(tail.loops) != no:
+        return None
+    rows = 1
+    for lp, tp in zip(outer, tail.loops):
+        if lp[0] <= 0 or lp[0] != tp[0] or lp[2] != tp[1]:
+            return None
+        rows *= lp[0]
+    rem, ps, pd = part.burst, part.src_offs[0], part.dst_offs[0]
+    tb, td = tail.burst, tail.dst_offs[0]
+    if full is None:
+        nb = blk = bs = bd = fs = fd = 0
+    else:
+        fl = full.loops
+        if fl == outer:
+            nb, bs, bd = 1, 0, 0
+        elif len(fl) == no + 1 and fl[:no] == outer and fl[no][0] > 0:
+            nb, bs, bd = fl[no]
+        else:
+            return None
+        blk, fs, fd = full.burst, full.src_offs[0], full.dst_offs[0]
+    nbytes = rows * (nb * blk + rem + tb)
+    if nbytes >= config.LAYOUT_BYTES or nbytes >= config.PARALLEL_BYTES:
+        return None
+    # the spans (what general_plan's hull of the steps' spans is: the steps share the row loops)
+    read = _rows_extent(outer, 1, _row_pieces(full is not None, nb, blk, bs, fs, rem, ps))
+    write = _rows_extent(outer, 2, _row_pieces(full is not None, nb, blk, bd, fd, rem, pd, tb, td))
+    check_span(api, "read", read, src.nbytes, "source")
+    check_span(api, "write", write, dst.nbytes, "destination")
+    src_res, dst_res = src.host_mod, dst.host_mod
+    g = gcd(rem, tb, blk, bs, bd, src_res + ps, dst_res + pd, dst_res + td)  # the widest view (as _width)
+    if full is not None:
+        g = gcd(g, src_res + fs, dst_res + fd)
+    for lp in outer:
+        g = gcd(g, lp[1], lp[2])
+    w = 8 if g % 8 == 0 else 4 if g % 4 == 0 else 2 if g % 2 == 0 else 1
+    pattern = tail.pattern
+    if w < len(pattern) and len(set(pattern)) > 1:
+        return None  # (make_plan sends such a plan to the exact path)
+    rs, rd = src_res % w, dst_res % w
+    lu = abi.NO_LOOPS[:2 - no] + tuple([(c, a // w, b // w) for c, a, b in outer])
+    fields = (lu, nb, blk // w, bs // w, bd // w, (rs + fs) // w, (rd + fd) // w, rem // w, (rs + ps) // w,
+              (rd + pd) // w, tb // w, (rd + td) // w)
+    _check_tailed(api, fields, w, read, write, rs, rd)
+    meta = abi.pack_tailed(*fields)  # (its fields verbatim: what was checked is what runs)
+    dense = nbytes == write[1] - write[0]
+    marks = () if dense else (_kstep("tailed", w, (fields[9],), (), rem // w, lu, _replicated(b"\x01", w), True,
+                                     steps, _CHUNK1, (), (abi.pack_tailed(*fields, fill_all=True),)),)
+    ks = _kstep("tailed", w, (fields[9],), (fields[8],), rem // w, lu, _replicated(pattern, w), True, steps,
+                _CHUNK1, marks, (meta,))
+    return _new(Plan, (api, tuple(steps), (ks,), read, write, tuple(warnings), False, nbytes, dense, (), None,
+                       tuple(effects)))
+
+
+def _row_pieces(blocks: bool, nb: int, blk: int, bstride: int, first: int, rem: int, part: int, tail: int = 0,
+                td=None) -> list:
+    """``(lo, hi)`` of what one row of a tailed program touches on one side (the tail on the destination side
+    only): its blocks (if it has a blocks step), its partial block, its tail; empty bursts count at their offset
+    (as in a step's span)."""
+    out = [(part, part + rem)]
+    if blocks:
+        x = (nb - 1) * bstride
+        out.append((first + min(0, x), first + max(0, x) + blk))
+    if td is not None:
+        out.append((td, td + tail))
+    return out
+
+
+def _rows_extent(loops, col: int, pieces) -> tuple:
+    """``(lo, hi)`` of row ``pieces`` repeated over ``loops`` (``col`` 1: source strides, 2: destination)."""
+    lo = hi = 0
+    for lp in loops:
+        x = (lp[0] - 1) * lp[col]
+        if x > 0:
+            hi += x
+        else:
+            lo += x
+    a, b = pieces[0]
+    for x, y in pieces[1:]:  # (no generators: new plans pay for each)
+        if x < a:
+            a = x
+        if y > b:
+            b = y
+    return lo + a, hi + b
+
+
+def _check_tailed(api: str, fields: tuple, w: int, read, write, rs: int, rd: int) -> None:
+    """:func:`_check_lowered` for a ``copy_tailed`` kernel step, from the fields :func:`abi.pack_tailed` packs
+    verbatim: every unit it touches on either side (its plane marks touch the same destination units) lies inside
+    the plan's byte spans."""
+    lu, nb, blk, bs, bd, fs, fd, rem, ps, pd, tail, td = fields
+    blocks = nb > 0
+    lo, hi = _rows_extent(lu, 1, _row_pieces(blocks, nb, blk, bs, fs, rem, ps))
+    if lo * w - rs < read[0] or hi * w - rs > read[1]:
+        _stray(api, lo * w - rs, hi * w - rs, read)
+    lo, hi = _rows_extent(lu, 2, _row_pieces(blocks, nb, blk, bd, fd, rem, pd, tail, td))
+    if lo * w - rd < write[0] or hi * w - rd > write[1]:
+        _stray(api, lo * w - rd, hi * w - rd, write)
+
+
+def _stray(api: str, lo: int, hi: int, span) -> None:
+    raise OutOfBoundsError(f"{api}: internal error: a lowered tailed step touches bytes [{lo}, {hi}) outside the "
+                           f"planned span {span}; nothing was written (please report this call)")
+
+
 def general_plan(api: str, steps: tuple, src, dst, warnings=(), exact: bool = False, effects=(),
                  small: bool = True, marks: bool = True) -> Plan:
     """:func:`make_plan` without the single-burst builder; ``small=False``: without :func:`lower_small`
@@ -761,4 +896,4 @@ def _assemble(api: str, steps: tuple, ksteps: tuple, read, write, nbytes: int, d
                        tuple(effects)))
 
 
-__all__ = ["Plan", "KStep", "Effect", "make_plan", "match_kernel", "Convert"]
+__all__ = ["Plan", "KStep", "Effect", "make_plan", "make_tailed_plan", "match_kernel", "Convert"]

@@ -126,3 +126,47 @@ def copy_dense(dst, d, src, s, n, nt) -> None:
 
 def fill_dense(dst, d, n, pattern) -> None:
     dst[d:d + n] = pattern[0]
+
+
+# ---------------------------------------------------------- rows with a tail (copy_tailed, units; see .abi)
+def _tailed_parts(arr, base: int, m: list, col: int) -> list:
+    """The (whole blocks, partial block, tail) of one ``copy_tailed`` call on one side (``col`` 1: source, 2:
+    destination; the source has no tail) as strided views of ``arr``, empty parts left out (None in their place)."""
+    c0, c1 = m[abi.R_C0], m[abi.R_C1]
+    outer = (m[abi.R_C0 + col], m[abi.R_C1 + col])
+    nb, blk, rem, tail = m[abi.R_NB], m[abi.R_BLK], m[abi.R_REM], m[abi.R_TAIL]
+    first = m[abi.R_FS] if col == 1 else m[abi.R_FD]
+    bstride = m[abi.R_BS] if col == 1 else m[abi.R_BD]
+    part = m[abi.R_PS] if col == 1 else m[abi.R_PD]
+    size = arr.itemsize
+
+    def view(start, shape, strides):
+        if c0 <= 0 or c1 <= 0 or 0 in shape:
+            return None
+        return np.ndarray((c0, c1) + shape, arr.dtype, arr, (base + start) * size,
+                          tuple(x * size for x in outer + strides))
+
+    return [view(first, (nb, blk), (bstride, 1)), view(part, (rem,), (1,)),
+            view(m[abi.R_TD], (tail,), (1,)) if col == 2 else None]
+
+
+def copy_tailed(dst, dbase, src, sbase, meta, value) -> None:
+    m = meta.tolist()
+    v = dst.dtype.type(value)
+    dparts = _tailed_parts(dst, dbase, m, 2)
+    if m[abi.R_FILL_ALL]:
+        for d in dparts:
+            if d is not None:
+                d[...] = v
+        return
+    for d, s in zip(dparts[:2], _tailed_parts(src, sbase, m, 1)[:2]):
+        if d is not None:
+            np.copyto(d, s)
+    if dparts[2] is not None:
+        dparts[2][...] = v
+
+
+def tailed_all_set(src, sbase, meta, value) -> bool:
+    """Every unit a ``copy_tailed`` call reads equals ``value`` (a source plane: are the bytes it reads defined?)."""
+    v = src.dtype.type(value)
+    return all(bool(np.all(s == v)) for s in _tailed_parts(src, sbase, meta.tolist(), 1)[:2] if s is not None)

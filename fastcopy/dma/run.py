@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import config
 from ..errors import warn
-from . import abi, crew
+from . import abi, crew, npkernels
 from . import kernels as K
 from .lower import LAYOUT_KINDS, Plan
 from .steps import (Convert, Fill, Move, check_in_memory, grid_pieces, read_grid, src_burst, write_grid,
@@ -97,7 +97,11 @@ def _prepare_steps(plan: Plan, dst, src):
                           ks.metas[0]))
             continue
         dview, dshift = dmem.view(ks.w)
-        if ks.kind == "copy":
+        if ks.kind == "tailed":  # (its fill value an argument of its own)
+            sview, sshift = smem.view(ks.w)
+            calls.append(("tailed", dview, (dst.offset - dshift) // ks.w, sview, (src.offset - sshift) // ks.w,
+                          ks.metas[0], ks.value))
+        elif ks.kind == "copy":
             sview, sshift = smem.view(ks.w)
             calls.append(("copy", dview, (dst.offset - dshift) // ks.w, sview, (src.offset - sshift) // ks.w,
                           ks.metas[0]))
@@ -116,7 +120,7 @@ def _prepare_steps(plan: Plan, dst, src):
 #: the kernel (its name in :mod:`.kernels`, looked up per call: numba replaces the stand-ins on load) of a
 #: prepared plan of one call, by kind
 _BOUND = {"steps": "run_steps", "elements": "transpose_elements", "transpose": "transpose_blocks",
-          "rows": "copy_rows"}
+          "rows": "copy_rows", "tailed": "copy_tailed"}
 
 
 def _batched(calls: list) -> tuple:
@@ -136,8 +140,10 @@ def _batched(calls: list) -> tuple:
 
 
 def _run_steps(calls) -> None:
-    for kind, a, b, c, d, meta in calls:  # (kernels looked up per call: numba replaces the stand-ins on load)
-        if kind == "steps":
+    for kind, a, b, c, d, meta, *value in calls:  # (kernels looked up per call: numba replaces the stand-ins)
+        if kind == "tailed":
+            K.copy_tailed(a, b, c, d, meta, value[0])
+        elif kind == "steps":
             K.run_steps(a, b, c)
         elif kind == "copy":
             K.copy_strided(a, b, c, d, meta)
@@ -355,6 +361,8 @@ def _run_fast(plan: Plan, dst, src) -> None:
             _copy_step(ks, w, dst, src, src_defined, not mark_span and not already)
         elif ks.kind in LAYOUT_KINDS:
             _layout_step(ks, dst, src, src_defined, not mark_span and not already)
+        elif ks.kind == "tailed":
+            _tailed_step(ks, dst, src, src_defined, not mark_span and not already)
         elif ks.kind == "fill":
             dview, dshift = dmem.view(w)
             dbase = (dst.offset - dshift) // w
@@ -428,7 +436,10 @@ def _plane_mark(ks, dst) -> None:
     dmem = dst.memory
     for mk in ks.mark:
         view, shift = dmem.view(mk.w, plane=True)
-        _fill(mk, view, (dst.offset - shift) // mk.w, mk.value)
+        if mk.kind == "tailed":  # (its meta sets every unit the step writes)
+            K.copy_tailed(view, (dst.offset - shift) // mk.w, view, 0, mk.metas[0], mk.value)
+        else:
+            _fill(mk, view, (dst.offset - shift) // mk.w, mk.value)
 
 
 def _copy_step(ks, w, dst, src, src_defined: bool, mark: bool = True) -> None:
@@ -450,6 +461,26 @@ def _copy_step(ks, w, dst, src, src_defined: bool, mark: bool = True) -> None:
     dmem.materialize_plane()
     dmem.forget()
     _copy(ks, dmem.view(w, plane=True)[0], dbase, sp, sbase)
+
+
+def _tailed_step(ks, dst, src, src_defined: bool, mark: bool) -> None:
+    """Rows with a tail (``copy_tailed``): data, then the plane as in :func:`_copy_step` (the source's plane moved
+    by the same kernel with a tail of 1: the tail is a documented fill)."""
+    dmem, smem, w, meta = dst.memory, src.memory, ks.w, ks.metas[0]
+    dview, dshift = dmem.view(w)
+    sview, sshift = smem.view(w)
+    dbase, sbase = (dst.offset - dshift) // w, (src.offset - sshift) // w
+    K.copy_tailed(dview, dbase, sview, sbase, meta, ks.value)
+    if src_defined:
+        if dmem.tracked and mark:
+            _plane_mark(ks, dst)
+        return
+    sp = smem.view(w, plane=True)[0]
+    if not dmem.tracked and npkernels.tailed_all_set(sp, sbase, meta, _ONES[w]):
+        return
+    dmem.materialize_plane()
+    dmem.forget()
+    K.copy_tailed(dmem.view(w, plane=True)[0], dbase, sp, sbase, meta, _ONES[w])
 
 
 def _layout_step(ks, dst, src, src_defined: bool, mark: bool) -> None:

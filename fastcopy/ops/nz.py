@@ -26,7 +26,7 @@ from ..dtypes import ascend_name
 from ..errors import CapacityError, RangeError, UnsupportedError
 from ..params import Nd2NzParams, Nz2NdParamsFull
 from ..dma.abi import MAX_LOOPS
-from ..dma.lower import Effect, make_plan
+from ..dma.lower import Effect, make_plan, make_tailed_plan
 from ..dma.steps import Fill, Move, lattice_overlaps
 from ..products import ND2NZ_PATHS, NZ2ND_PATHS, Phys, Product
 from .common import Call, check_operands, check_range, core_of
@@ -117,7 +117,10 @@ def _plan_nd2nz(pkey, src, dst, product, small_c0, loop):
         steps = tuple(_fit(st) for st in with_loop_mode(steps, loop))
     # 310P GM->L1 stages through the top 8 KiB of UB (semantics.md §5.4): they hold undefined bytes after the call
     effects = (Effect(_UB, *SCRATCH_310P),) if product is _310P and call.path == (_GM, _L1) else ()
-    return make_plan(api, steps, src, dst, warns, exact=overlap, effects=effects)
+    if overlap:
+        return make_plan(api, steps, src, dst, warns, exact=True, effects=effects)
+    # (a width that is not a multiple of C0: the three steps as one kernel step of rows with a tail)
+    return make_tailed_plan(api, steps, src, dst, warns, effects)
 
 
 def dst_matrix_pitch(dst_nz_matrix_stride: int, es: int, product: Product) -> int:
