@@ -67,7 +67,7 @@ class Memory:
     """
 
     __slots__ = ("data", "_plane", "tracked", "lazy", "_spare", "phys", "pipe", "addr0", "host", "_views",
-                 "_plane_views", "poison", "known", "readonly", "size", "__weakref__")
+                 "_plane_views", "poison", "known", "readonly", "size", "touched", "__weakref__")
 
     def __init__(self, data: np.ndarray, phys: Phys, pipe=None, plane=None, poison: int = DEFAULT_POISON,
                  defined: bool = True):
@@ -86,8 +86,22 @@ class Memory:
         self._plane_views = {}
         self.readonly = not data.flags.writeable  # a read-only user array: never a destination
         self.size = data.size  # bytes (a Python int: the last bounds check before any kernel reads it)
+        # on-chip: bytes [lo, hi) that may differ from the poison fill, the union of every LocalTensor's window
+        # made over this memory since it was last filled (TPipe.restart refills only those; see touch)
+        self.touched = (0, 0)
         if self.lazy and not config.LAZY_PLANES:  # (the eager plane of before: tests compare the two)
             self.materialize_plane()
+
+    def touch(self, lo: int, hi: int) -> None:
+        """A tensor over bytes ``[lo, hi)`` exists: they may be written from now on. Every write into on-chip
+        memory goes through a tensor's window (plans are checked against it) or writes poison (a plan's side
+        effects), so bytes outside ``touched`` still hold the poison fill."""
+        a, b = self.touched
+        if a <= lo and hi <= b:
+            return
+        with _PLANE_LOCK:  # (two threads making tensors over one pipe: neither extension is lost)
+            a, b = self.touched
+            self.touched = (lo, hi) if a >= b else (min(a, lo), max(b, hi))
 
     def shares(self, other: "Memory") -> bool:
         """Whether the two memories overlap in host memory (two GlobalTensors over one array, say)."""
@@ -496,6 +510,7 @@ class LocalTensor(_Tensor):
     def __init__(self, pipe, position: TPosition, memory: Memory, offset: int, dtype: np.dtype, size: int):
         super().__init__(memory, offset, dtype, size, position)
         self.pipe = pipe
+        memory.touch(offset, offset + size * dtype.itemsize)  # (a sub-tensor lies inside its tensor's window)
 
     def _sub(self, k):
         t = super()._sub(k)
@@ -574,7 +589,9 @@ class TPipe:
                     n = self.capacities[phys]
                     mem = self._spare.pop(phys, None)
                     if mem is not None:  # a buffer of before restart(): made new again
-                        mem.data.fill(self.poison)
+                        lo, hi = mem.touched  # (every other byte still holds the poison fill)
+                        mem.data[lo:hi].fill(self.poison)
+                        mem.touched = (0, 0)
                         mem.clear()
                         self._buffers[phys] = mem
                         return mem
@@ -650,7 +667,8 @@ class TPipe:
         """Make this pipe equal to a new ``TPipe`` of the same product, capacities and poison: nothing allocated,
         every on-chip byte poison and undefined, per-core registers at their defaults. The buffers' host memory
         is kept and cleared when next used (cheaper than new memory for many small programs in a row; tensors
-        of before the restart must not be used again)."""
+        of before the restart must not be used again): only the bytes some tensor covered since the last fill
+        are filled with poison again (``Memory.touched``), not the whole buffer."""
         self._spare.update(self._buffers)
         self._buffers = {}
         self._next.clear()

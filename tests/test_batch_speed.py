@@ -294,3 +294,49 @@ def test_a_section_that_copies_the_variables_records_them_all():
     comp._logs.append(log)
     assert dict(comp.names) == {"a": 1, "b": 2}
     assert ("names",) in log
+
+
+# ------------------------------------------------------------------ restart refills only the touched bytes
+def _all_poison_and_undefined(pipe) -> None:
+    """Every on-chip buffer of ``pipe`` (made now if needed) is what a new TPipe's is: poison, all undefined."""
+    from fastcopy.products import Phys
+
+    for phys in pipe.capacities:
+        if phys is Phys.GM:
+            continue
+        mem = pipe.buffer(phys)
+        assert (mem.data == pipe.poison).all(), phys
+        assert not mem.plane_bytes(0, mem.size).any(), phys
+
+
+def test_restart_refills_every_byte_a_tensor_could_have_written():
+    from fastcopy.memory import LocalTensor
+    from fastcopy.products import Phys
+
+    pipe = TPipe(product="ATLAS_A2", poison=0x5A)
+    ub = pipe.capacities[Phys.UB]
+    for rnd in range(3):  # (the touched range of one round must not leak into the next)
+        a = pipe.alloc(TPosition.VECIN, np.int8, 64)
+        b = pipe.alloc(TPosition.VECOUT, np.int8, 32, addr=ub - 32 - 32 * rnd)  # far up, explicit address
+        a.numpy()[:] = 1  # raw writes (not marked defined)
+        b[...] = np.arange(32, dtype=np.int8)
+        a[16].numpy()[:] = 2  # a sub-tensor
+        bias = LocalTensor(pipe, TPosition.C2, pipe.buffer(Phys.BT), 64, np.dtype(np.int32), 8)  # (as Mmad does)
+        bias[...] = np.full(8, -1, np.int32)
+        pipe.restart()
+        _all_poison_and_undefined(pipe)
+        pipe.restart()
+
+
+def test_restart_after_every_example_is_a_new_pipe():
+    from fastcopy.golden import engine
+
+    for path in sorted((ROOT / "examples").glob("*.toml")):
+        case = load_case(path, allow_python=True)
+        for i in range(min(len(case), 3)):
+            run_program(case.point(i), reuse=True)
+    pipes = list(engine._PIPES.__dict__.get("pipes", {}).values())
+    assert len(pipes) >= 2
+    for pipe in pipes:
+        pipe.restart()
+        _all_poison_and_undefined(pipe)
