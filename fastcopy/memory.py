@@ -322,9 +322,16 @@ class TensorSig:
     #: so the table never grows beyond what is in use
     _interned = weakref.WeakValueDictionary()
     _lock = threading.Lock()
+    #: the signatures made or found last, held strongly (at most _RECENT): a plain dict lookup (~0.2 us) in front
+    #: of the weak table's (~1.5 us). Every entry is also in ``_interned``, so identity is kept
+    _recent: dict = {}
+    _RECENT = 1024
 
     def __new__(cls, position, phys, dtype, nbytes, addr_mod, host_mod):
         key = (position, phys, dtype, nbytes, addr_mod, host_mod)
+        sig = cls._recent.get(key)
+        if sig is not None:
+            return sig
         sig = cls._interned.get(key)
         if sig is None:
             with cls._lock:
@@ -334,6 +341,10 @@ class TensorSig:
                     sig.position, sig.phys, sig.dtype, sig.nbytes = position, phys, dtype, nbytes
                     sig.addr_mod, sig.host_mod, sig.itemsize = addr_mod, host_mod, dtype.itemsize
                     cls._interned[key] = sig
+        recent = cls._recent
+        if len(recent) >= cls._RECENT:
+            recent.clear()
+        recent[key] = sig
         return sig
 
     def __repr__(self) -> str:

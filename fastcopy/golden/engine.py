@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import FastCopyError, FastCopyWarning
+from ..memory import GlobalTensor, TPipe, aligned_empty
 from .inputs import generate
 from .schema import (Arg, CaseError, ComputeSpec, OpSpec, Program, api_function, enum_class, fixpipe_config,
                      make_struct, struct_class)
@@ -67,12 +68,14 @@ class Result:
             raise CaseRunError(self.program, None, FastCopyError(
                 f"output {self.empty[0]!r} has no defined element: nothing was written to it (is its CopyOut "
                 "missing, or does an op write another buffer?)"), f"outputs.{self.empty[0]}")
-        warns = self.all_warnings()
-        if strict and warns:
+        warns = self.all_warnings() if strict else None
+        if warns:
             raise CaseRunError(self.program, None, FastCopyError(f"{len(warns)} warning(s) with --strict: "
                                                                  f"{warns[0]}"), "warnings")
 
     def all_warnings(self) -> list:
+        if not self.warnings:  # (the usual point: none; a new list all the same)
+            return list(self.notes)
         return [f"ops[{i}]: {m}" for i, ms in sorted(self.warnings.items()) for m in ms] + list(self.notes)
 
 
@@ -96,8 +99,6 @@ _PIPES = threading.local()  # reuse=True: one TPipe per (product, capacities, po
 
 
 def _pipe(prog: Program, reuse: bool):
-    from ..memory import TPipe
-
     if not reuse:
         return TPipe(product=prog.product, capacities=prog.capacities or None, poison=prog.poison)
     pool = _PIPES.__dict__.setdefault("pipes", {})
@@ -116,8 +117,6 @@ def run_program(prog: Program, skip_compute: bool = False, on_op=None, reuse: bo
     ``on_op(op, tensors)``: called before each op (``fastcopy check`` attributes what it sees to the op).
     ``reuse``: a one-core program runs on this thread's TPipe for its product, capacities and poison, restarted
     (the batch runner's way: no new on-chip memory per point); outputs in on-chip buffers are then copied out."""
-    from ..memory import GlobalTensor, aligned_empty
-
     reuse = reuse and prog.blocks == 1
 
     def new_pipe():
@@ -173,7 +172,7 @@ def run_program(prog: Program, skip_compute: bool = False, on_op=None, reuse: bo
     outputs, more, empty = collect_outputs(prog, tensors)
     if reuse:  # on-chip outputs are views of the pipe, which the next program clears: the result keeps copies
         for name, (data, mask) in outputs.items():
-            if not prog.buffer(name).gm:
+            if name not in gm:  # (gm: every GM buffer's tensor)
                 outputs[name] = (data.copy(), mask.copy())
     return Result(prog, inputs, outputs, placement, caught, notes + more, empty)
 

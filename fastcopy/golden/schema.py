@@ -199,12 +199,20 @@ FIXPIPE_CONFIGS = {"CFG_ROW_MAJOR": "ROW_MAJOR", "CFG_NZ": "NZ", "CFG_COLUMN_MAJ
 
 def struct_class(name: str):
     """The fastcopy ParamStruct subclass called ``name``, or None."""
+    cls = _STRUCTS.get(name)
+    if cls is not None:
+        return cls
     import fastcopy
 
     cls = getattr(fastcopy, name, None)
     if isinstance(cls, type) and issubclass(cls, fastcopy.ParamStruct) and cls is not fastcopy.ParamStruct:
+        if len(_STRUCTS) < 4096:  # (names of structs only: a handful)
+            _STRUCTS[name] = cls
         return cls
     return None
+
+
+_STRUCTS: dict = {}  # struct name -> its class (looked up once; every op of every point names one)
 
 
 def enum_class(name: str):

@@ -152,14 +152,14 @@ def _pid_alive(pid: int) -> bool:
 _LEFTOVERS: dict = {}  # parent folder -> {base name: [(hidden temporary, pid)]}, from one scan per process
 
 
-def _clean_leftovers(parent: str, base: str) -> None:
+def _clean_leftovers(parent: str, base: str, absolute: bool = False) -> None:
     """Remove hidden temporary siblings of ``base`` left by writers that no longer run.
 
     The parent folder is listed once per process and its temporaries indexed by base name: a batch writes
     thousands of point folders into one parent, and listing it for every write would cost O(points) each
     (O(points^2) in all). Leftovers of a writer that dies later are hidden and removed by the next process that
-    writes the same folder."""
-    key = os.path.abspath(parent)
+    writes the same folder. (``absolute``: ``parent`` is already an absolute path.)"""
+    key = parent if absolute else os.path.abspath(parent)
     found = _LEFTOVERS.get(key)
     if found is None:
         try:
@@ -225,7 +225,7 @@ class FolderWriter:
         check_replaceable(self.directory)
         if self.parent not in _PARENTS:
             os.makedirs(self.parent, exist_ok=True)
-        _clean_leftovers(self.parent, self.base)
+        _clean_leftovers(self.parent, self.base, absolute=True)
         prefix = f".{self.base}{_TMP_TAG}new-{os.getpid()}-"
         try:  # (an interrupt at any point here, even between the mkdir and the next line, leaves nothing)
             for _ in range(100):
@@ -256,14 +256,15 @@ class FolderWriter:
             checked = _CHECKED[rel] = (os.path.join(*parts),
                                        tuple(os.path.join(*parts[:k]) for k in range(1, len(parts))))
         local, subs = checked
+        tmp = self.tmp + os.sep  # (os.path.join's result: tmp is a joined path, never ending in a separator)
         for sub in subs:
             if sub not in self._dirs:
                 try:
-                    os.mkdir(os.path.join(self.tmp, sub))
+                    os.mkdir(tmp + sub)
                 except FileExistsError:
                     pass
                 self._dirs.add(sub)
-        _write_new(os.path.join(self.tmp, local), data)
+        _write_new(tmp + local, data)
         self.written.append(rel)
 
     def __exit__(self, exc_type, exc, tb):
