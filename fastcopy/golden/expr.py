@@ -43,6 +43,9 @@ MAX_STR = 256
 MAX_TEXT = 2000
 
 
+_BIG = 1 << MAX_INT_BITS  # (an int passes _check_size exactly when -_BIG < v < _BIG)
+
+
 def _check_size(v):
     if isinstance(v, int) and not isinstance(v, bool) and v.bit_length() > MAX_INT_BITS:
         raise ExprError(f"an integer of {v.bit_length()} bits; expressions stay below 2**{MAX_INT_BITS}")
@@ -52,6 +55,11 @@ def _check_size(v):
 
 
 def _mul(a, b):
+    if type(a) is int and type(b) is int:  # (the usual case first: the same checks, in fewer steps)
+        if a.bit_length() + b.bit_length() > MAX_INT_BITS + 1:
+            raise ExprError(f"a product of {a.bit_length() + b.bit_length()} bits; expressions stay below "
+                            f"2**{MAX_INT_BITS}")
+        return a * b
     if isinstance(a, str) or isinstance(b, str):
         s, n = (a, b) if isinstance(a, str) else (b, a)
         if isinstance(n, int) and len(s) * max(n, 0) > MAX_STR:
@@ -123,7 +131,11 @@ def _compile(node, text):
     if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)) and not isinstance(
             node.value, bool):
         value = node.value
-        return lambda names: _check_size(value)
+        try:
+            _check_size(value)
+        except ExprError:  # (raised where the constant is evaluated, as every check)
+            return lambda names: _check_size(value)
+        return lambda names: value  # (the check passes at every evaluation: made once)
     if isinstance(node, ast.Name):
         ident = node.id
 
@@ -135,7 +147,13 @@ def _compile(node, text):
         return name
     if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
         op, left, right = _BINOPS[type(node.op)], _compile(node.left, text), _compile(node.right, text)
-        return lambda names: _check_size(op(left(names), right(names)))
+
+        def binop(names):
+            v = op(left(names), right(names))
+            if type(v) is int and -_BIG < v < _BIG:  # (what _check_size lets through, tested in one step)
+                return v
+            return _check_size(v)
+        return binop
     if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
         op, operand = _UNARY[type(node.op)], _compile(node.operand, text)
         return lambda names: op(operand(names))
