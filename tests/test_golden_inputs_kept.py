@@ -81,3 +81,43 @@ def test_inputs_start_on_a_line(dt, init, monkeypatch):
     monkeypatch.setattr(inputs, "_KEPT", {})
     for n in (300, 17, 299, 1):
         assert inputs.generate(_buf(dt, init, n), 5).ctypes.data % 64 == 0, (dt, n)
+
+
+def test_a_stream_is_drawn_ahead_a_few_times(monkeypatch):
+    """Buffers growing point by point (as in a sweep) draw their stream a few times, each draw longer than the
+    buffer; every buffer still gets the bytes of its own new draw."""
+    monkeypatch.setattr(inputs, "_KEPT", {})
+    draws = []
+    real = inputs._draw
+    monkeypatch.setattr(inputs, "_draw", lambda *a: draws.append(a[2]) or real(*a))
+    init = {"kind": "uniform", "low": -1.0, "high": 1.0}
+    for n in range(16, 3041, 16):
+        got = inputs.generate(_buf("half", init, n), 1000)
+        assert got.tobytes() == real(init, got.dtype, n, "xGm", 1000, "", "").tobytes(), n
+    assert draws == [1024, 2048, 4096]
+
+
+def test_a_longer_draw_that_fails_never_fails_a_buffer_that_fits(monkeypatch):
+    """Drawn ahead, a stream may hold a value past the buffer's length that overflows the dtype: the buffer is
+    then drawn at its own length (and fits), and a buffer that reaches the bad value raises as a new draw does."""
+    from fastcopy.golden.schema import CaseError
+
+    init = {"kind": "normal", "mean": 0.0, "std": 2.0e4}  # (about 1 value in 1000 overflows half)
+    seed = next(s for s in range(1000) if _first_bad(init, s) is not None and 16 <= _first_bad(init, s) < 1000)
+    bad = _first_bad(init, seed)
+    monkeypatch.setattr(inputs, "_KEPT", {})
+    for n in (8, bad, 4, bad + 1, bad):
+        if n > bad:
+            with pytest.raises(CaseError, match="overflows"):
+                inputs.generate(_buf("half", init, n), seed)
+        else:
+            got = inputs.generate(_buf("half", init, n), seed)
+            assert got.tobytes() == inputs._generate(_buf("half", init, n), seed).tobytes()
+
+
+def _first_bad(init, seed):
+    """Index of the first element of the stream that overflows half (None when the first 1024 all fit)."""
+    vals = init["mean"] + init["std"] * inputs.rng_for(seed, "xGm").standard_normal(1024)
+    with np.errstate(over="ignore"):
+        bad = np.flatnonzero(np.isinf(vals.astype(np.float16)))
+    return int(bad[0]) if bad.size else None

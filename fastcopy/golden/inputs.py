@@ -32,6 +32,9 @@ PREFIX_KINDS = frozenset({"uniform", "normal", "integers"})
 #: Streams kept per process (:func:`generate`), and the longest buffer (elements) kept of each.
 KEEP_STREAMS = 8
 KEEP_ELEMENTS = 1 << 16
+#: A kept stream is drawn ahead: at least this many elements, and at least twice the length kept before (up to
+#: KEEP_ELEMENTS), so a sweep whose buffers grow point by point draws a few times, not at every new length
+DRAW_AHEAD = 1 << 10
 _KEPT: dict = {}  # (seed, buffer name, init items, dtype) -> the longest array of that stream drawn so far
 
 
@@ -51,16 +54,32 @@ def generate(buf: BufferSpec, seed: int, file: str = "") -> np.ndarray:
             kept = _KEPT.get(key)
         except TypeError:  # (an unhashable init value: never kept)
             return _generate(buf, seed, file)
-        if kept is not None and kept.size >= buf.size:
-            out = aligned_empty(buf.size * buf.np_dtype.itemsize, (buf.size,), buf.np_dtype)
-            out[...] = kept[:buf.size]
-            return out.reshape(buf.shape)
-        arr = _generate(buf, seed, file)
-        if len(_KEPT) >= KEEP_STREAMS:
-            _KEPT.pop(next(iter(_KEPT)))
-        _KEPT[key] = arr.reshape(-1).copy()
-        return arr
+        if kept is None or kept.size < buf.size:
+            kept = _draw_ahead(buf, seed, file, 0 if kept is None else kept.size)
+            if kept is None:  # (packed 4-bit, or the longer draw failed a check: drawn exactly, errors raised)
+                kept = _generate(buf, seed, file).reshape(-1)
+            _KEPT.pop(key, None)
+            if len(_KEPT) >= KEEP_STREAMS:
+                _KEPT.pop(next(iter(_KEPT)))
+            _KEPT[key] = kept
+        out = aligned_empty(buf.size * buf.np_dtype.itemsize, (buf.size,), buf.np_dtype)
+        out[...] = kept[:buf.size]
+        return out.reshape(buf.shape)
     return _generate(buf, seed, file)
+
+
+def _draw_ahead(buf: BufferSpec, seed: int, file: str, before: int) -> np.ndarray | None:
+    """The stream of ``buf`` drawn longer than ``buf`` (:data:`DRAW_AHEAD`, twice ``before``, at most
+    :data:`KEEP_ELEMENTS`; the first ``buf.size`` elements are those of a draw of ``buf.size``), or None when
+    that draw fails a check (an element past ``buf.size`` may be the one that does not fit the dtype) or the
+    dtype is a packed 4-bit one (drawn exactly)."""
+    n = max(buf.size, min(KEEP_ELEMENTS, max(DRAW_AHEAD, 2 * before)))
+    if buf.np_dtype in _B4:
+        return None
+    try:
+        return _draw(buf.init, buf.np_dtype, n, buf.name, seed, file, f"buffers.{buf.name}.init")
+    except CaseError:
+        return None
 
 
 def _generate(buf: BufferSpec, seed: int, file: str = "") -> np.ndarray:
