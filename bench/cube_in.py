@@ -220,16 +220,29 @@ def bare_rows() -> list[str]:
     rows_ = [("memcpy, one core (64 KiB, line-aligned)", lambda: copy(d64, s64, 0, n8), plain),
              ("16x16 transposes, one core (transpose_elements)",
               lambda: K.transpose_elements(dst, 0, src, 0, meta), tr)]
-    th = None
+    keep = []  # (the destinations of the pair jobs: their headers hold addresses only)
     if fc.config.THREADS > 1:
-        th = threading.Thread(target=helper, args=(flag, d64, s64, half, n8), daemon=True)
-        th.start()
+        from fastcopy.cube.recall import _halves
+        from fastcopy.dma import crew
+
+        # fastcopy's own split (the pair lane of the helper crew, as a repeated whole-tile load runs it), each on
+        # a destination of its own (a line another core wrote last must come back first)
+        keep += [_line_aligned(TILE), _line_aligned(TILE)]
+        pair, head = crew.dense_pair(keep[0], 0, src, 0, TILE)
+        rows_.append(("memcpy split by fastcopy's pair lane (crew.pair)", lambda: pair(head), plain))
+        thead = crew.pair_job(crew.ELEMENTS, keep[1], 0, src, 0, _halves(meta, 128, 16))[1]
+        rows_.append(("16x16 transposes split by the pair lane", lambda: pair(thead), tr))
+        # last: its helper spins without a pause or a yield from its start to its end
         rows_.append(("memcpy on two threads (spin hand-off, helper awake)",
                       lambda: shared(flag, d64, s64, half), plain))
     out = [f"| {'bare tile kernel (interleaved medians)':58} | {'bare':>9} | {'x copyto':>8} | {'LoadData':>9} | "
            f"{'x copyto':>8} |", f"|{'-' * 60}|{'-' * 11}|{'-' * 10}|{'-' * 11}|{'-' * 10}|"]
+    th = None
     try:
         for name, bare, call in rows_:
+            if name.startswith("memcpy on two threads"):
+                th = threading.Thread(target=helper, args=(flag, d64, s64, half, n8), daemon=True)
+                th.start()
             m = measure({"bare": bare, "copyto": call["copyto"], "call": call["fastcopy"]}, TILE)
             c = m["copyto"]
             out.append(f"| {name[:58]:58} | {m['bare'] * 1e6:6.2f} us | {c / m['bare']:8.2f} | "

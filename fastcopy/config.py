@@ -71,6 +71,13 @@ SCRATCH_KEEP_BYTES = 32 << 20
 #: a destination keeps at most this many remembered calls (fastcopy.api, fastcopy.cube.recall): a cache, cleared
 #: whole when full
 PREPARED_CALLS = 64
+# ---- h14tile: whole tiles on two cores -----------------------------------------------------------------------
+#: a repeated load whose kernel work is one contiguous copy or one element transpose of at least PAIR_BYTES (a
+#: whole 64 KiB L0A / L0B tile) is split in two, the calling thread doing the first PAIR_SHARE of it and a helper
+#: that is awake the rest, through the pair lane of the helpers' box (fastcopy/kernels/crew.py: pair; a round
+#: trip between the two vCPUs costs ~0.33 us, so the caller takes more than half)
+PAIR_BYTES = 32 << 10
+PAIR_SHARE = 0.6
 # ---- (end of the cube-in block) -----------------------------------------------------------------------------
 #: helper threads (fastcopy/dma/crew.py) spin this long after their last chunk before they sleep, so calls in a
 #: row pay no thread wake-up (measured on the 2-core VM: waking an idle core costs 15-90 us; 1 MiB DataCopy

@@ -18,8 +18,10 @@ them there and writes nothing.
 
 ``prep`` is what :func:`fastcopy.dma.run.prepare` made (on the first repeat); ``fast`` the quickest form of it,
 one kernel call (its compiled entry for the bound arguments' types) or one numpy copy with its arguments, for a
-prepared call that is nothing else (:func:`fast_call`): ``[kernel, args, src memory, its known ranges, dst
-memory, its known ranges, read lo, read hi]``. A memory replaces its list of known-defined ranges whenever its
+prepared call that is nothing else (:func:`fast_call`; a whole tile's copy or element transpose of at least
+``config.PAIR_BYTES`` is bound split in two, this thread and a helper: :func:`fastcopy.kernels.crew.pair`, whose
+header holds the two memories' addresses: the entry keeps the memories): ``[kernel, args, src memory, its known
+ranges, dst memory, its known ranges, read lo, read hi]``. A memory replaces its list of known-defined ranges whenever its
 definedness may lose bytes (and whenever it learns new ones), so the very list objects seen right after a run
 that found the source's read span defined (and so wrote and marked only defined bytes) prove that both still
 hold: a repeat whose two lists are those objects calls the kernel and is done. Anything else takes
@@ -37,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import config as config_module
+from ..dma import abi, crew
 from ..dma import kernels as K
 from ..dma import run as _run
 from .b4 import NibblePlan
@@ -171,17 +174,63 @@ def fast_call(plan, prep, dst, src) -> list:
     if prep is NIBBLES:
         return _nibble_call(plan, dst, src)
     dview, dbase, sview, sbase, meta, smem, slo, shi, dmem = prep[:9]
-    if dview is None:  # one burst (a job for the helper threads from config.HOT_BYTES on: not here)
-        call = (np.copyto, (dbase, sview)) if meta is None else None
+    if dview is None:  # one burst (a crew job from config.HOT_BYTES on: not here; a pair from PAIR_BYTES)
+        call = None if meta is not None else _pair(crew.DENSE, dbase, 0, sview, 0, None) or (np.copyto,
+                                                                                            (dbase, sview))
     elif dview is _run.STEPS:
         call = None
         if len(dbase) == 1:
             kind, a, b, c, d, m = dbase[0]
             args = (a, b, c) if kind == "steps" else (a, b, m, c) if kind == "fill" else (a, b, c, d, m)
-            call = (getattr(K, _STEP_KERNELS[kind]), args)
+            call = kind == "elements" and _pair(crew.ELEMENTS, a, b, c, d, m) or (getattr(K, _STEP_KERNELS[kind]),
+                                                                                   args)
     else:  # one strided copy (a tuple: chunks the threads share)
         call = None if type(meta) is tuple else (K.copy_strided, (dview, dbase, sview, sbase, meta))
     return [] if call is None else [_entry(*call), call[1], smem, _STALE, dmem, _STALE, slo, shi]
+
+
+def _pair(kind: int, dst, dbase: int, src, sbase: int, meta):
+    """``(kernel, args)`` of a whole tile's copy (``meta`` None: the two windows ``dst`` <- ``src``) or element
+    transpose (``meta``) split between this thread and a helper (:func:`fastcopy.dma.crew.pair_job`), or None:
+    smaller than ``config.PAIR_BYTES``, no crew, or not to be cut."""
+    if meta is None:
+        n = dst.nbytes
+        if n < config_module.PAIR_BYTES or not K.usable_crew():
+            return None
+        job = crew.dense_pair(dst, 0, src, 0, n)
+    else:
+        m = meta.tolist()
+        nb, na = m[abi.T_B_HI] - m[abi.T_B_LO], m[abi.T_A_HI] - m[abi.T_A_LO]
+        if nb * na * m[abi.T_NC] * m[abi.T_BURST] < config_module.PAIR_BYTES or not K.usable_crew():
+            return None
+        halves = _halves(meta, nb, na)
+        job = None if halves is None else crew.pair_job(kind, dst, dbase, src, sbase, halves)
+    if job is None:
+        return None
+    kernel, head = job
+    from numba import typeof
+
+    kernel.compile((typeof(head),))
+    return kernel, (head,)
+
+
+def _halves(meta, nb: int, na: int):
+    """An element transpose's ``meta`` as two rows, the first ``config.PAIR_SHARE`` of its batches (or, for one
+    batch, of its whole tiles of rows) and the rest; None when it has neither two batches nor two tiles."""
+    share = config_module.PAIR_SHARE
+    out = np.stack([meta, meta])
+    if nb >= 2:
+        lo, hi = abi.T_B_LO, abi.T_B_HI
+        cut = meta[lo] + min(nb - 1, max(1, round(nb * share)))
+    else:
+        lo, hi = abi.T_A_LO, abi.T_A_HI
+        rows = 32 // int(meta[abi.T_BURST])  # (a tile of the kernel: 32 bytes of rows, fastcopy/kernels/elements.py)
+        tiles = na // rows
+        if tiles < 2:
+            return None
+        cut = meta[lo] + min(tiles - 1, max(1, round(tiles * share))) * rows
+    out[0, hi] = out[1, lo] = cut
+    return out
 
 
 def _entry(kernel, args: tuple):

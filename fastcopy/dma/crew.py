@@ -22,6 +22,10 @@ and the helpers sleep instead of spinning until a shared call goes well again.
 Use: :func:`job` (or :func:`dense_job` for one contiguous copy) makes a job's header once; :func:`run_job` runs
 it, returning False (having run nothing) when there is no crew (one thread, not x86-64 Linux, disabled): the
 caller then runs the chunks itself. :func:`run` is both in one.
+
+A job of exactly two chunks made by :func:`pair_job` (or :func:`dense_pair`) takes the box's *pair lane*
+instead (:func:`fastcopy.kernels.crew.pair`: the caller runs the first chunk, a helper the second, one cache
+line handed over each way): the leanest hand-off, for whole cube tiles (64 KiB) that a repeated load binds.
 """
 
 from __future__ import annotations
@@ -117,7 +121,14 @@ def _start():
 
 
 def _forget() -> None:
-    """In a forked child: the parent's helpers are not here (the next call starts the child's own)."""
+    """In a forked child: the parent's helpers are not here (the next call starts the child's own). The child's
+    copy of the parent's box stays locked: a pair job made in the parent (its header holds that box) runs on the
+    calling thread alone, never posted to a helper that does not exist."""
+    box = _state["box"]
+    if box is not None:
+        from ..kernels import crew
+
+        box[crew.LOCK] = 1
     _state.update(box=None, threads=(), pid=None)
 
 
@@ -165,6 +176,42 @@ def dense_job(dst, dbase: int, src, sbase: int, n: int):
     return head
 
 
+def pair_job(kind: int, dst, dbase: int, src, sbase: int, table: np.ndarray):
+    """``(pair, header)``: a job of exactly two chunks (``table``'s two rows: the calling thread runs the first,
+    a helper the second) for the lean hand-off of :func:`fastcopy.kernels.crew.pair` (call ``pair(header)``), or
+    None when there is no crew (one thread, not x86-64 Linux, disabled). Starts the helpers. The header holds the
+    box and the arrays' addresses: the arrays must outlive it."""
+    if config.THREADS < 2 or not SUPPORTED or not ENABLED or len(table) != 2:
+        return None
+    box = _state["box"]
+    if box is None:
+        box = _start()
+    return _K.pair, _pair_head(box, kind, dst, dbase, src, sbase, table)
+
+
+def _pair_head(box, kind: int, dst, dbase: int, src, sbase: int, table: np.ndarray) -> np.ndarray:
+    from ..kernels import crew
+
+    table = np.ascontiguousarray(table, np.int64)
+    head = np.empty(crew.HEAD + 1 + table.size, np.int64)
+    head[:crew.HEAD] = crew.job(kind, dst, dbase, src, sbase, table, np.uint64(0), 0, 0)
+    head[crew.P_BOX] = box.ctypes.data
+    head[crew.HEAD + 1:] = table.reshape(-1)
+    head[crew.H_TADDR] = head.ctypes.data + 8 * (crew.HEAD + 1)
+    return head
+
+
+def dense_pair(dst, dbase: int, src, sbase: int, n: int):
+    """:func:`pair_job` of one contiguous ``n``-byte copy (byte arrays ``dst[dbase:]`` <- ``src[sbase:]``): the
+    calling thread copies the first ``config.PAIR_SHARE`` of it, cut on a destination line (it starts first: the
+    helper's start is late by the hand-off), or None (no crew)."""
+    a0 = dst.ctypes.data + dbase
+    cut = min(n, max(0, -(-(a0 + int(n * config.PAIR_SHARE)) // 64) * 64 - a0))
+    if not 0 < cut < n:
+        return None
+    return pair_job(DENSE, dst, dbase, src, sbase, np.array([[0, cut], [cut, n - cut]], np.int64))
+
+
 def run_job(head) -> bool:
     """Run a job made by :func:`job` to the end (shared, or alone when sharing would not pay: see the module
     docstring); False (nothing run) when there is no crew."""
@@ -210,6 +257,10 @@ def warmup() -> None:
         for src in (a, r):
             crew.go(box, crew.job(COPY, a, 0, src, 0, meta, np.uint64(0), 0, 0))
         crew.go(box, crew.job(FILL, a, 0, a, 0, meta, np.uint64(0), 0, 0))
+    pbox = _new_box()
+    pbox[crew.STOP] = 1  # (a stopped box: pair() runs both chunks alone)
+    d, s = np.zeros(128, np.uint8), np.zeros(128, np.uint8)
+    crew.pair(_pair_head(pbox, DENSE, d, 0, s, 0, np.array([[0, 64], [64, 64]], np.int64)))
     b, rb = np.zeros(4096, np.uint8), np.zeros(4096, np.uint8)
     rb.flags.writeable = False
     tmeta = np.stack([abi.pack_transpose(32, (1, 0, 0), (1, 32, 32), (1, 32, 32), (1, 1), False, (0, 1, 0, 1))])
@@ -223,5 +274,5 @@ def warmup() -> None:
 
 # job kinds (the kernels' numbering)
 COPY, FILL, TRANSPOSE, ROWS, DENSE, FILL_DENSE, ELEMENTS = range(1, 8)
-__all__ = ["run", "job", "dense_job", "run_job", "stop", "warmup", "tune", "COPY", "FILL", "TRANSPOSE", "ROWS",
-           "DENSE", "FILL_DENSE", "ELEMENTS"]
+__all__ = ["run", "job", "dense_job", "pair_job", "dense_pair", "run_job", "stop", "warmup", "tune", "COPY", "FILL",
+           "TRANSPOSE", "ROWS", "DENSE", "FILL_DENSE", "ELEMENTS"]

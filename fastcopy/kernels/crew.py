@@ -17,6 +17,10 @@ box (another thread holding it: the job runs alone), applies the back-off, decid
 is shared only with a helper that is awake, and never wakes one for itself), publishes, joins and judges the
 helper. Its policy numbers are box slots that :mod:`fastcopy.dma.crew` sets from ``config``.
 
+:func:`pair` is the lean form of a call of exactly two chunks (a whole 64 KiB cube tile): posted on a lane of
+the box (one cache line each way, the header never copied), the caller runs chunk 0 and a helper chunk 1, under
+the same lock, back-off and wake policy as :func:`go`.
+
 numba's on-disk cache of :func:`run_chunk` holds the kernels it calls (elements, layout, strided) but is
 checked only against this file: a change to one of them is not seen here until this file changes too.
 
@@ -41,13 +45,20 @@ KIND, NCHUNK, DADDR, DLEN, DBASE, SADDR, SLEN, SBASE, WIDTH, VALUE, NT, TADDR, T
 # the caller's side (written under LOCK): back-off state, the last call's TSC, counters; then the policy
 LOCK, SKIP, BACKOFF, LAST, SHARED, ALONE, STREAK = range(40, 47)
 T_SPIN, T_WAKE_BYTES, T_GAP, T_SLOW, T_MAX_BACKOFF, T_POLL, T_WAKE_AFTER = range(48, 55)
-BOX_SIZE = 56
+# the pair lane (:func:`pair`), one writer per cache line: the caller posts (LANE: the call's number, LANE_JOB: its
+# header's address), the helper that takes the call says so in CLAIM and ends it in LANE_DONE (2 * number, + 1 if it
+# found the call taken back), the caller takes a call back (one the helper has not claimed) in STEAL
+LANE, LANE_JOB, CLAIM, LANE_DONE, STEAL = 56, 57, 64, 72, 80
+BOX_SIZE = 88
 HEAD = NBYTES - KIND + 1  # a job header: the box's slots KIND..NBYTES
 # a header's slots (``h[H_...]``: the box's slots minus KIND)
 (H_KIND, H_NCHUNK, H_DADDR, H_DLEN, H_DBASE, H_SADDR, H_SLEN, H_SBASE, H_WIDTH, H_VALUE, H_NT, H_TADDR, H_TCOLS,
  H_NBYTES) = range(HEAD)
 BUSY = 0xFFFFFFFF  # the word's low half while no job is posted
 MAX_CHUNKS = 0xFFFF
+# a pair job's header (dma/crew.py: pair_job): a job header of two chunks, then the box's address (pair() takes
+# the header alone: one array to unbox), then the chunk table
+P_BOX = HEAD
 # what go() did (its return value)
 SHARED_CALL, WOKEN_CALL, ALONE_BACKING_OFF, ALONE_ASLEEP, ALONE_BUSY = range(1, 6)
 # job kinds
@@ -75,6 +86,19 @@ def atomic_store(typingctx, arr, i, v):
 
     def codegen(context, builder, signature, args):
         builder.store_atomic(args[2], _ptr(context, builder, signature, args), "seq_cst", 8)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def release_store(typingctx, arr, i, v):
+    """A store that no earlier store passes (a plain ``mov`` on x86-64: unlike :func:`atomic_store`, the thread
+    does not wait for it to reach the other cores before its next load)."""
+    sig = types.void(arr, types.intp, types.int64)
+
+    def codegen(context, builder, signature, args):
+        builder.store_atomic(args[2], _ptr(context, builder, signature, args), "release", 8)
         return context.get_dummy_value()
 
     return sig, codegen
@@ -251,9 +275,28 @@ def _sched_yield(typingctx):
 
 @njit(inline="always")
 def _idle(box):
-    """Nothing to claim now (no job, or every chunk of it taken)."""
+    """Nothing to claim now (no job, or every chunk of it taken, and no pair call posted)."""
     w = atomic_load(box, WORD)
-    return (w & BUSY) == BUSY or ((w >> 16) & 0xFFFF) + (w & 0xFFFF) >= box[NCHUNK]
+    return ((w & BUSY) == BUSY or ((w >> 16) & 0xFFFF) + (w & 0xFFFF) >= box[NCHUNK]) and (
+        atomic_load(box, LANE) <= atomic_load(box, CLAIM))
+
+
+@njit(inline="always")
+def _help_pair(box):
+    """A helper's side of a posted pair call: claim it (unless another helper did), then run its second chunk
+    unless its caller took it back meanwhile (a claim and a take-back are each a store followed by a read of
+    the other's word, both sequentially consistent: at least one of the two sees the other, so the chunk never
+    runs twice and never after its caller returned); say done either way. Whether it ran."""
+    g = atomic_load(box, LANE)
+    c = atomic_load(box, CLAIM)
+    if g <= c or not compare_swap(box, CLAIM, c, g):
+        return False
+    if atomic_load(box, STEAL) >= g:  # taken back (the caller waits for this word only if it saw the claim)
+        atomic_store(box, LANE_DONE, 2 * g + 1)
+        return False
+    run_chunk(carray(_voidptr(box[LANE_JOB]), HEAD, np.int64), 1)
+    release_store(box, LANE_DONE, 2 * g)
+    return True
 
 
 @njit(inline="always")
@@ -275,6 +318,8 @@ def serve(box):
     last = rdtsc()
     while atomic_load(box, STOP) == 0:
         ran = _work(box, True)
+        if atomic_load(box, LANE) > atomic_load(box, CLAIM) and _help_pair(box):
+            ran += 1
         if ran:
             atomic_add(box, HELPED, ran)  # (chunks the helpers ran: a statistic)
             last = rdtsc()
@@ -372,38 +417,55 @@ def _alone(head):
 
 
 @njit(inline="always")
-def _go(box, head):
+def _admit(box, big):
+    """The policy of a call, before it shares: 0 (share it), or why it runs alone (ALONE_BACKING_OFF,
+    ALONE_ASLEEP); counts the calls in a row and wakes a sleeping helper for the calls after a row's
+    ``T_WAKE_AFTER``-th. ``big``: a job that wakes a sleeping helper for itself."""
     skip = box[SKIP]
     if skip > 0:  # backing off after a call that a slow helper held up
         box[SKIP] = skip - 1
         if skip == 1:  # the next call tries again, with helpers spinning (a fair trial)
             atomic_store(box, SPIN, box[T_SPIN])
             _wake(box)
-        _alone(head)
         return ALONE_BACKING_OFF
     now = rdtsc()
     recent = now - box[LAST] < box[T_GAP]
     box[LAST] = now
     box[STREAK] = box[STREAK] + 1 if recent else 0  # (calls in a row before this one, each soon after the last)
-    big = head[H_NBYTES] >= box[T_WAKE_BYTES]
     if not big and atomic_load(box, SLEEPING) > 0:
         # a smaller job never waits for a helper's wake-up (15-90 us on a VM); in a row of calls the helper
         # is woken for the next ones (the wake costs this call a system call: not for two calls alone)
         if box[STREAK] >= box[T_WAKE_AFTER]:
             _wake(box)
-        _alone(head)
         return ALONE_ASLEEP
-    asleep = _publish(box, head, big or recent)
-    waited = _join(box)
-    if asleep:  # (a helper woken for this call is late by its wake-up: no verdict on the machine)
-        return WOKEN_CALL
-    if waited > box[T_SLOW]:  # a spinning helper held the call up: the machine is busy
+    return 0
+
+
+@njit(inline="always")
+def _judge(box, waited):
+    """After a shared call: back off when a spinning helper held it up (``waited``: the caller's wait per tick
+    of its own work, x 1024) longer than ``T_SLOW`` (the machine is busy)."""
+    if waited > box[T_SLOW]:
         b = min(2 * box[BACKOFF], box[T_MAX_BACKOFF])
         box[BACKOFF] = b
         box[SKIP] = b
         atomic_store(box, SPIN, 0)  # the helpers sleep at once: no spinning against this thread meanwhile
     else:
         box[BACKOFF] = 1
+
+
+@njit(inline="always")
+def _go(box, head):
+    big = head[H_NBYTES] >= box[T_WAKE_BYTES]
+    code = _admit(box, big)
+    if code:
+        _alone(head)
+        return code
+    asleep = _publish(box, head, big or box[STREAK] > 0)
+    waited = _join(box)
+    if asleep:  # (a helper woken for this call is late by its wake-up: no verdict on the machine)
+        return WOKEN_CALL
+    _judge(box, waited)
     return SHARED_CALL
 
 
@@ -417,6 +479,72 @@ def go(box, head):
         return ALONE_BUSY
     code = _go(box, head)
     if code == SHARED_CALL or code == WOKEN_CALL:
+        box[SHARED] += 1
+    else:
+        box[ALONE] += 1
+    atomic_store(box, LOCK, 0)
+    return code
+
+
+@njit(inline="always")
+def _pair(box, head):
+    """A pair call (see :func:`pair`) under the box's lock."""
+    code = _admit(box, False)
+    if code:
+        _alone(head)
+        return code
+    g = box[LANE] + 1
+    box[LANE_JOB] = head.ctypes.data
+    # posted after the job's address, without waiting for the line to reach the helper (this thread's own chunk
+    # starts at once); a helper going to sleep just now may miss the post, and this thread not see it asleep:
+    # the call is then taken back below, as from a helper that does not come
+    release_store(box, LANE, g)
+    asleep = atomic_load(box, SLEEPING) > 0
+    t0 = rdtsc()
+    run_chunk(head, 0)
+    t1 = rdtsc()
+    own = max(t1 - t0, 1)
+    spins = 0
+    stolen = False
+    while True:
+        d = atomic_load(box, LANE_DONE)
+        if d >= 2 * g:  # (a stale word of an earlier call is smaller)
+            if d & 1:  # the helper found the chunk taken back by the test below while it claimed it
+                run_chunk(head, 1)
+            break
+        # not done within a quarter of the time of this thread's own chunk (a spinning helper claims a call in
+        # ~0.2 us; or the helper fell asleep): take the chunk back unless a helper has claimed it (its word is
+        # read only then: it stays in the helper's cache)
+        if (asleep or rdtsc() - t1 > own >> 2) and atomic_load(box, CLAIM) < g:
+            atomic_store(box, STEAL, g)
+            if atomic_load(box, CLAIM) < g:  # no helper will run it: this thread does, and backs off
+                stolen = True
+                run_chunk(head, 1)
+                break
+        pause()
+        spins += 1
+        if spins % box[T_POLL] == 0:
+            _sched_yield()
+    _judge(box, (1 << 62) if stolen else (rdtsc() - t1) * 1024 // own)
+    return SHARED_CALL
+
+
+@njit(nogil=True, cache=True)
+def pair(head):
+    """Run a job of two chunks (a pair job: its header carries the box's address) on two threads with the
+    leanest hand-off: the call is posted on its own cache line (its number and the header's address), this
+    thread runs chunk 0 while a spinning helper claims and runs chunk 1, and the helper's done word is the only
+    line that comes back; the header and its table are never written, so they stay in both cores' caches. A
+    helper that has not claimed chunk 1 when this thread's own chunk is done and as long again is passed by:
+    this thread takes the chunk back and runs it. Alone (no post) when another thread holds the box, the crew
+    is stopped, backing off, or the helper asleep (woken, as for :func:`go`, by a row of calls). Returns what
+    it did (SHARED_CALL, ALONE_*)."""
+    box = carray(_voidptr(head[P_BOX]), BOX_SIZE, np.int64)
+    if atomic_load(box, STOP) != 0 or not compare_swap(box, LOCK, 0, 1):
+        _alone(head)
+        return ALONE_BUSY
+    code = _pair(box, head)
+    if code == SHARED_CALL:
         box[SHARED] += 1
     else:
         box[ALONE] += 1
