@@ -13,6 +13,7 @@ import numbers
 from . import config as _config
 from .dma.run import OBSERVERS, execute, prepare, run_prepared, run_raw
 from .errors import FastCopyError, UnsupportedError
+from . import formats as _formats
 from .formats import from_nz_call, to_nz_call
 from .memory import GlobalTensor, LocalTensor, current_pipe
 from .cube.fpconfig import CFG_ROW_MAJOR
@@ -486,9 +487,14 @@ def to_nz(array, c0=None, out=None):
     The hardware NZ2ND reads 16-element fractal columns for every dtype (semantics.md §6.1), so for 4-byte types it
     is not the inverse of ND2NZ: the NZ2ND source of a float matrix is ``to_nz(a, c0=16)``, not ``to_nz(a)``.
     """
+    key = None if out is None else _formats.repeat_key("to_nz", array, out, None, c0)
+    if key is not None and _formats.run_repeat(key):  # (the same large call again: its job, at once)
+        return out
     out, plan, dst, src = to_nz_call(array, c0, out, small_numpy=not OBSERVERS)  # (observers see plans)
     if plan is not None and not run_raw(plan, dst.data, dst.mod, src.data, src.mod):
         execute(plan, dst, src)
+        if key is not None:
+            _formats.remember_job(key, plan, dst, src)
     return out
 
 
@@ -501,9 +507,14 @@ def from_nz(array, shape, c0=None, out=None):
     Hardware NZ2ND (``DataCopy(gm, ub, Nz2NdParamsFull)``) reads 16-element fractal columns for every dtype,
     so for 4-byte types it is ``from_nz(nz, shape, c0=16)``, not the inverse of the default ND2NZ layout.
     """
+    key = None if out is None else _formats.repeat_key("from_nz", array, out, shape, c0)
+    if key is not None and _formats.run_repeat(key):  # (the same large call again: its job, at once)
+        return out
     out, plan, dst, src = from_nz_call(array, shape, c0, out, small_numpy=not OBSERVERS)
     if plan is not None and not run_raw(plan, dst.data, dst.mod, src.data, src.mod):
         execute(plan, dst, src)
+        if key is not None:
+            _formats.remember_job(key, plan, dst, src)
     return out
 
 
