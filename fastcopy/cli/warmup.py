@@ -19,7 +19,7 @@ def warmup(verbose: bool = False) -> int:
         copy_strided(a, 0, a, 0, meta)
         fill_strided(a, 0, meta, np.uint64(0))
         all_set(a, 0, meta, np.uint64(0))
-        copy_tailed(a, 0, a, 0, abi.pack_tailed(abi.NO_LOOPS[:2], 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), np.uint64(0))
+        copy_tailed(a, 0, a, 0, abi.pack_tailed(abi.NO_LOOPS[:2], 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, None), np.uint64(0))
     b = np.zeros(64, np.uint8)  # the layout kernels: one uint8 specialisation each
     meta = abi.pack_transpose(32, (1, 0, 0), (1, 32, 32), (1, 32, 32), (1, 1), False, (0, 1, 0, 1))
     transpose_blocks(b, 0, b, 0, meta)

@@ -27,11 +27,12 @@ for ``ib in [b_lo, b_hi)``, ``ia in [a_lo, a_hi)``, ``ic < nc`` (walked in tiles
 ``copy_tailed`` (:mod:`fastcopy.kernels.tailed`: rows of whole blocks, a partial block and its fill tail, e.g. a
 new ND2NZ call) works in units of the view width and takes::
 
-    meta = [c0, s0, d0, c1, s1, d1, nb, blk, bs, bd, fs, fd, rem, ps, pd, tail, td, fill_all]
+    meta = [c0, s0, d0, c1, s1, d1, nb, blk, bs, bd, fs, fd, rem, ps, pd, tail, td, fill_all, ts, tail_src]
 
 for ``i0 < c0``, ``i1 < c1`` (``s = sbase + i0*s0 + i1*s1``, ``d`` alike): ``nb`` bursts of ``blk`` units from
-``s+fs+b*bs`` to ``d+fd+b*bd``, ``rem`` units from ``s+ps`` to ``d+pd``, ``tail`` units of its ``value`` argument
-at ``d+td``; ``fill_all`` 1: every one of those destination units set to ``value`` (plane marks).
+``s+fs+b*bs`` to ``d+fd+b*bd``, ``rem`` units from ``s+ps`` to ``d+pd``, ``tail`` units at ``d+td`` of its
+``value`` argument, or (``tail_src`` 1) of the source unit at ``s+ts`` (a DataCopyPad dummy: the burst's first
+element repeated); ``fill_all`` 1: every one of those destination units set to ``value`` (plane marks).
 """
 
 from __future__ import annotations
@@ -121,15 +122,16 @@ def offsets_of(meta) -> tuple:
 
 #: fields of a ``copy_tailed`` meta (see the module docstring)
 (R_C0, R_S0, R_D0, R_C1, R_S1, R_D1, R_NB, R_BLK, R_BS, R_BD, R_FS, R_FD, R_REM, R_PS, R_PD, R_TAIL, R_TD,
- R_FILL_ALL) = range(18)
+ R_FILL_ALL, R_TS, R_TAIL_SRC) = range(20)
 
 
 def pack_tailed(outer, nb: int, blk: int, bs: int, bd: int, fs: int, fd: int, rem: int, ps: int, pd: int, tail: int,
-                td: int, fill_all: bool = False) -> np.ndarray:
-    """One ``copy_tailed`` call's ``meta``: ``outer`` = 2 x (count, src stride, dst stride), the rest as in the
-    module docstring (units)."""
+                td: int, ts, fill_all: bool = False) -> np.ndarray:
+    """One ``copy_tailed`` call's ``meta``: ``outer`` = 2 x (count, src stride, dst stride), ``ts`` the tail's
+    source unit or None (a constant tail), the rest as in the module docstring (units)."""
     (a0, a1, a2), (b0, b1, b2) = outer
-    return _array([a0, a1, a2, b0, b1, b2, nb, blk, bs, bd, fs, fd, rem, ps, pd, tail, td, int(fill_all)], _INT64)
+    return _array([a0, a1, a2, b0, b1, b2, nb, blk, bs, bd, fs, fd, rem, ps, pd, tail, td, int(fill_all),
+                   0 if ts is None else ts, ts is not None], _INT64)
 
 
 (T_BURST, T_NB, T_SB, T_DB, T_NA, T_SA, T_DA, T_NC, T_SC, T_DC, T_TILE_A, T_TILE_C, T_B_LO, T_B_HI, T_A_LO,

@@ -680,7 +680,8 @@ def _small_plan(api: str, steps: tuple, src, dst, warnings, effects, marks: bool
 
 def make_tailed_plan(api: str, steps, src, dst, warnings=(), effects=()) -> Plan:
     """:func:`make_plan` of a program that may be rows with a tail: ``(whole blocks,) partial block, its fill``
-    (see :func:`tailed_plan`; the steps of a new ND2NZ call whose width is not a multiple of C0), lowered to one
+    (see :func:`tailed_plan`; the steps of a new ND2NZ call whose width is not a multiple of C0, of a DataCopyPad
+    GM -> local with dummy bytes), lowered to one
     ``copy_tailed`` kernel step when it is one and small; any other program as :func:`make_plan` lowers it. Only
     for writes that never overlap (the caller's verdict)."""
     plan = tailed_plan(api, steps, src, dst, warnings, effects)
@@ -691,8 +692,9 @@ def tailed_plan(api: str, steps, src, dst, warnings=(), effects=()):
     """The plan of ``(full, part, tail)`` or ``(part, tail)`` as one ``copy_tailed`` kernel step (see
     :mod:`.abi`), or None, having raised nothing, when the steps are not that shape or too large (the layout
     kernels and the threads take those). ``part`` is a Move of one offset and at most two loops (the rows),
-    ``tail`` a documented Fill of one offset over the same destination loops, ``full`` a Move of one offset whose
-    loops are the rows' (one block) or the rows' and one more (the blocks). The writes must never overlap (then
+    ``tail`` a documented Fill of one offset over the same destination loops, or a Move repeating one source
+    element (the rows' loops, then one of source stride 0: a DataCopyPad dummy), ``full`` a Move of one offset
+    whose loops are the rows' (one block) or the rows' and one more (the blocks). The writes must never overlap (then
     the kernel's order, row by row, writes what the steps' program order writes). Spans and errors as
     :func:`general_plan`; the kernel's extents are checked from its packed ``meta`` against the spans."""
     if len(steps) == 3:
@@ -704,20 +706,34 @@ def tailed_plan(api: str, steps, src, dst, warnings=(), effects=()):
         part, tail = steps
     else:
         return None
-    if (type(part) is not Move or type(tail) is not Fill or tail.pattern is None or len(part.dst_offs) != 1
-            or len(tail.dst_offs) != 1):
+    if type(part) is not Move or len(part.dst_offs) != 1 or len(tail.dst_offs) != 1:
         return None
     outer = part.loops
     no = len(outer)
-    if no > 2 or len(tail.loops) != no:
+    if no > 2:
+        return None
+    kind = type(tail)
+    if kind is Fill:
+        if tail.pattern is None or len(tail.loops) != no:
+            return None
+        tb, ts = tail.burst, None
+        for lp, tp in zip(outer, tail.loops):
+            if lp[0] != tp[0] or lp[2] != tp[1]:
+                return None
+    elif kind is Move:  # one source element repeated (a zero source stride), the rows' loops outside
+        tl = tail.loops
+        if len(tl) != no + 1 or tl[:no] != outer or tl[no][1] != 0 or tl[no][2] != tail.burst or tl[no][0] <= 0:
+            return None
+        tb, ts = tail.burst * tl[no][0], tail.src_offs[0]
+    else:
         return None
     rows = 1
-    for lp, tp in zip(outer, tail.loops):
-        if lp[0] <= 0 or lp[0] != tp[0] or lp[2] != tp[1]:
+    for lp in outer:
+        if lp[0] <= 0:
             return None
         rows *= lp[0]
     rem, ps, pd = part.burst, part.src_offs[0], part.dst_offs[0]
-    tb, td = tail.burst, tail.dst_offs[0]
+    td = tail.dst_offs[0]
     if full is None:
         nb = blk = bs = bd = fs = fd = 0
     else:
@@ -733,7 +749,7 @@ def tailed_plan(api: str, steps, src, dst, warnings=(), effects=()):
     if nbytes >= config.LAYOUT_BYTES or nbytes >= config.PARALLEL_BYTES:
         return None
     # the spans (what general_plan's hull of the steps' spans is: the steps share the row loops)
-    read = _rows_extent(outer, 1, _row_pieces(full is not None, nb, blk, bs, fs, rem, ps))
+    read = _rows_extent(outer, 1, _row_pieces(full is not None, nb, blk, bs, fs, rem, ps, tail.burst, ts))
     write = _rows_extent(outer, 2, _row_pieces(full is not None, nb, blk, bd, fd, rem, pd, tb, td))
     check_span(api, "read", read, src.nbytes, "source")
     check_span(api, "write", write, dst.nbytes, "destination")
@@ -744,29 +760,34 @@ def tailed_plan(api: str, steps, src, dst, warnings=(), effects=()):
     for lp in outer:
         g = gcd(g, lp[1], lp[2])
     w = 8 if g % 8 == 0 else 4 if g % 4 == 0 else 2 if g % 2 == 0 else 1
-    pattern = tail.pattern
-    if w < len(pattern) and len(set(pattern)) > 1:
-        return None  # (make_plan sends such a plan to the exact path)
+    if ts is None:
+        pattern = tail.pattern
+        if w < len(pattern) and len(set(pattern)) > 1:
+            return None  # (make_plan sends such a plan to the exact path)
+        value = _replicated(pattern, w)
+    else:  # (the view as wide as the repeated element: each tail unit is that source unit)
+        if w < tail.burst or gcd(src_res + ts, tail.burst) < tail.burst:
+            return None
+        w, value = tail.burst, _ZERO64
     rs, rd = src_res % w, dst_res % w
     lu = abi.NO_LOOPS[:2 - no] + tuple([(c, a // w, b // w) for c, a, b in outer])
     fields = (lu, nb, blk // w, bs // w, bd // w, (rs + fs) // w, (rd + fd) // w, rem // w, (rs + ps) // w,
-              (rd + pd) // w, tb // w, (rd + td) // w)
+              (rd + pd) // w, tb // w, (rd + td) // w, None if ts is None else (rs + ts) // w)
     _check_tailed(api, fields, w, read, write, rs, rd)
     meta = abi.pack_tailed(*fields)  # (its fields verbatim: what was checked is what runs)
     dense = nbytes == write[1] - write[0]
     marks = () if dense else (_kstep("tailed", w, (fields[9],), (), rem // w, lu, _replicated(b"\x01", w), True,
                                      steps, _CHUNK1, (), (abi.pack_tailed(*fields, fill_all=True),)),)
-    ks = _kstep("tailed", w, (fields[9],), (fields[8],), rem // w, lu, _replicated(pattern, w), True, steps,
-                _CHUNK1, marks, (meta,))
+    ks = _kstep("tailed", w, (fields[9],), (fields[8],), rem // w, lu, value, True, steps, _CHUNK1, marks, (meta,))
     return _new(Plan, (api, tuple(steps), (ks,), read, write, tuple(warnings), False, nbytes, dense, (), None,
                        tuple(effects)))
 
 
 def _row_pieces(blocks: bool, nb: int, blk: int, bstride: int, first: int, rem: int, part: int, tail: int = 0,
                 td=None) -> list:
-    """``(lo, hi)`` of what one row of a tailed program touches on one side (the tail on the destination side
-    only): its blocks (if it has a blocks step), its partial block, its tail; empty bursts count at their offset
-    (as in a step's span)."""
+    """``(lo, hi)`` of what one row of a tailed program touches on one side: its blocks (if it has a blocks step),
+    its partial block, its tail (``tail`` units at ``td``: on the source side, the unit a tail repeats, if any);
+    empty bursts count at their offset (as in a step's span)."""
     out = [(part, part + rem)]
     if blocks:
         x = (nb - 1) * bstride
@@ -798,9 +819,9 @@ def _check_tailed(api: str, fields: tuple, w: int, read, write, rs: int, rd: int
     """:func:`_check_lowered` for a ``copy_tailed`` kernel step, from the fields :func:`abi.pack_tailed` packs
     verbatim: every unit it touches on either side (its plane marks touch the same destination units) lies inside
     the plan's byte spans."""
-    lu, nb, blk, bs, bd, fs, fd, rem, ps, pd, tail, td = fields
+    lu, nb, blk, bs, bd, fs, fd, rem, ps, pd, tail, td, ts = fields
     blocks = nb > 0
-    lo, hi = _rows_extent(lu, 1, _row_pieces(blocks, nb, blk, bs, fs, rem, ps))
+    lo, hi = _rows_extent(lu, 1, _row_pieces(blocks, nb, blk, bs, fs, rem, ps, 1, ts))
     if lo * w - rs < read[0] or hi * w - rs > read[1]:
         _stray(api, lo * w - rs, hi * w - rs, read)
     lo, hi = _rows_extent(lu, 2, _row_pieces(blocks, nb, blk, bd, fd, rem, pd, tail, td))

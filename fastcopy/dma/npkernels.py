@@ -130,8 +130,8 @@ def fill_dense(dst, d, n, pattern) -> None:
 
 # ---------------------------------------------------------- rows with a tail (copy_tailed, units; see .abi)
 def _tailed_parts(arr, base: int, m: list, col: int) -> list:
-    """The (whole blocks, partial block, tail) of one ``copy_tailed`` call on one side (``col`` 1: source, 2:
-    destination; the source has no tail) as strided views of ``arr``, empty parts left out (None in their place)."""
+    """The (whole blocks, partial block, tail) of one ``copy_tailed`` call on one side (``col`` 1: source, its tail
+    the source unit a tail repeats, if any; 2: destination) as strided views of ``arr``, empty parts None."""
     c0, c1 = m[abi.R_C0], m[abi.R_C1]
     outer = (m[abi.R_C0 + col], m[abi.R_C1 + col])
     nb, blk, rem, tail = m[abi.R_NB], m[abi.R_BLK], m[abi.R_REM], m[abi.R_TAIL]
@@ -146,8 +146,10 @@ def _tailed_parts(arr, base: int, m: list, col: int) -> list:
         return np.ndarray((c0, c1) + shape, arr.dtype, arr, (base + start) * size,
                           tuple(x * size for x in outer + strides))
 
+    if col == 2:
+        return [view(first, (nb, blk), (bstride, 1)), view(part, (rem,), (1,)), view(m[abi.R_TD], (tail,), (1,))]
     return [view(first, (nb, blk), (bstride, 1)), view(part, (rem,), (1,)),
-            view(m[abi.R_TD], (tail,), (1,)) if col == 2 else None]
+            view(m[abi.R_TS], (1,), (1,)) if m[abi.R_TAIL_SRC] and tail > 0 else None]
 
 
 def copy_tailed(dst, dbase, src, sbase, meta, value) -> None:
@@ -159,14 +161,15 @@ def copy_tailed(dst, dbase, src, sbase, meta, value) -> None:
             if d is not None:
                 d[...] = v
         return
-    for d, s in zip(dparts[:2], _tailed_parts(src, sbase, m, 1)[:2]):
+    sparts = _tailed_parts(src, sbase, m, 1)
+    for d, s in zip(dparts[:2], sparts[:2]):
         if d is not None:
             np.copyto(d, s)
     if dparts[2] is not None:
-        dparts[2][...] = v
+        dparts[2][...] = v if sparts[2] is None else sparts[2]  # (the source unit, repeated: broadcast)
 
 
 def tailed_all_set(src, sbase, meta, value) -> bool:
     """Every unit a ``copy_tailed`` call reads equals ``value`` (a source plane: are the bytes it reads defined?)."""
     v = src.dtype.type(value)
-    return all(bool(np.all(s == v)) for s in _tailed_parts(src, sbase, meta.tolist(), 1)[:2] if s is not None)
+    return all(bool(np.all(s == v)) for s in _tailed_parts(src, sbase, meta.tolist(), 1) if s is not None)

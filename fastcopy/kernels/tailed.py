@@ -6,7 +6,7 @@ For every outer index ``(i0, i1)`` (two loops ``(count, src stride, dst stride)`
     s = sbase + i0*s0 + i1*s1;  d = dbase + i0*d0 + i1*d1
     dst[d+fd+b*bd : +blk] = src[s+fs+b*bs : +blk]   for b < nb    (the whole blocks)
     dst[d+pd : +rem]      = src[s+ps : +rem]                      (the partial block)
-    dst[d+td : +tail]     = value                                 (its tail)
+    dst[d+td : +tail]     = value, or src[s+ts] (meta[TAIL_SRC])  (its tail)
 
 ``meta[FILL_ALL] = 1``: every unit the call would write is set to ``value`` instead (the definedness plane of a
 plan whose writes leave gaps). Units of the view width throughout; the layout of ``meta`` is defined (and built)
@@ -31,7 +31,7 @@ def _set(dst, d, v, n):
 def copy_tailed(dst, dbase, src, sbase, meta, value):
     c0, s0, d0, c1, s1, d1 = meta[0], meta[1], meta[2], meta[3], meta[4], meta[5]
     nb, blk, bs, bd, fs, fd = meta[6], meta[7], meta[8], meta[9], meta[10], meta[11]
-    rem, ps, pd, tail, td = meta[12], meta[13], meta[14], meta[15], meta[16]
+    rem, ps, pd, tail, td, ts, tail_src = meta[12], meta[13], meta[14], meta[15], meta[16], meta[18], meta[19]
     v = dst.dtype.type(value)
     if meta[17]:  # fill_all (a separate loop nest: a branch inside the copy loops measured 5-10x slower copies)
         for i0 in range(c0):
@@ -49,5 +49,6 @@ def copy_tailed(dst, dbase, src, sbase, meta, value):
             for b in range(nb):  # (llvm.memcpy of every burst: measured 1.3-13x faster than the slice-view loops
                 memcpy_units(dst, do + fd + b * bd, src, so + fs + b * bs, blk)  # of strided.py here)
             memcpy_units(dst, do + pd, src, so + ps, rem)
+            tv = src[so + ts] if tail_src else v
             for k in range(tail):
-                dst[do + td + k] = v
+                dst[do + td + k] = tv

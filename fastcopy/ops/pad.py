@@ -19,7 +19,7 @@ from functools import lru_cache
 from ..dtypes import as_dtype, ascend_name
 from ..errors import ParamTypeError, RangeError, UnsupportedError
 from ..params import DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams, Nd2NzParams
-from ..dma.lower import make_plan
+from ..dma.lower import make_plan, make_tailed_plan
 from ..dma.steps import Fill, Move, writes_overlap
 from ..products import DATACOPYPAD_PATHS, PAD_350_ENGINE, SET_PAD_VALUE, ZERO_IS_NOOP, Phys
 from .common import Call, check_operands, check_range, core_of
@@ -163,8 +163,8 @@ def _may_overlap(steps, loop) -> bool:
 
 
 def _finish(call: Call, steps, warns, loop):
-    if loop is None:  # (one call's writes never overlap)
-        return make_plan(call.api, steps, call.src, call.dst, warns)
+    if loop is None:  # (one call's writes never overlap: rows with a dummy tail are one kernel step)
+        return make_tailed_plan(call.api, steps, call.src, call.dst, warns)
     exact = _may_overlap(steps, loop)
     return make_plan(call.api, with_loop_mode(steps, loop), call.src, call.dst, warns, exact=exact)
 
