@@ -9,6 +9,7 @@ step, lowering it (``lower_small``), one numba kernel dispatch, one ``meta`` arr
     python bench/plan_floor.py
     python bench/plan_floor.py --cpu   # this thread's CPU time instead of wall time (a shared, busy machine:
                                        # other processes' time is left out; each timer read costs ~0.5 us)
+    python bench/plan_floor.py --rows [--cpu] [family ...]   # the report's overhead rows alone, its method
 """
 
 from __future__ import annotations
@@ -188,7 +189,42 @@ def rows() -> list[str]:
     return out
 
 
+def report_rows(names=()) -> list[str]:
+    """The report's "first call of new parameters" rows alone (bench/report.py ``call_overhead``'s method: kernels
+    loaded and warmed up, five passes of 200 never-seen parameter sets, the median), per family (``names``: only
+    those), timed with :data:`clock`."""
+    from fastcopy import DataCopy, DataCopyParams, GlobalTensor, TPipe, TPosition
+    from fastcopy.cli.warmup import warmup
+    from fastcopy.dma import kernels
+
+    kernels.load()
+    pipe = TPipe(product="ATLAS_A2")
+    ub = pipe.alloc(TPosition.VECIN, "half", 8192)
+    DataCopy(ub, GlobalTensor(np.zeros(512, np.float16)), DataCopyParams(1, 32))  # (as the report, before its rows)
+    warmup()
+    bufs = bench_buffers(pipe)
+    passes = [new_param_calls(bufs, r) for r in (1, 2, 3, 5, 6)]
+    out = []
+    for name in passes[0]:
+        if names and name not in names:
+            continue
+        times = []
+        for fams in passes:
+            fn, calls = fams[name]
+            fn(*calls[0])
+            t0 = clock()
+            for args in calls[1:]:
+                fn(*args)
+            times.append((clock() - t0) / (len(calls) - 1))
+        out.append(f"| first call of new parameters: {name:30} | {float(np.median(times)) * 1e6:6.1f} us |")
+    return out
+
+
 if __name__ == "__main__":
-    if "--cpu" in sys.argv[1:]:
+    args = sys.argv[1:]
+    if "--cpu" in args:
         clock = time.thread_time
-    print(*rows(), sep="\n")
+    if "--rows" in args:  # python bench/plan_floor.py --rows [--cpu] [family ...]
+        print(*report_rows([a for a in args if not a.startswith("--")]), sep="\n")
+    else:
+        print(*rows(), sep="\n")
