@@ -147,6 +147,10 @@ def main(argv=None) -> int:
     print(f"start-up (a batch of 1 point): {s1:.2f} s = {s1 / one:.2f}x the numpy loop's whole run; the 1000 points "
           f"of --jobs 1 take {j1 - s1:.2f} s. Best --jobs 2 / --jobs 1 with that start-up and the ceiling: "
           f"(S + W) / (S + W / {2 * one / two:.2f}) = {_bound(j1, s1, 2 * one / two):.2f}x")
+    calls, files = floor_new_plans(), floor_files(tmp=args.tmp)
+    print(f"floor of any batch of this sweep: start-up {s1:.3f} s + the 2000 DataCopy calls alone (new plans) "
+          f"{calls:.3f} s + the 4000 files' system calls alone {files:.3f} s = {s1 + calls + files:.3f} s against "
+          f"the numpy loop's {one:.3f} s: at most {one / (s1 + calls + files):.2f}x")
     print(f"identical bytes (input, golden, mask, manifest): {compared} files compared")
     if args.breakdown:
         breakdown(POINTS, args.repeat, args.tmp)
@@ -204,6 +208,8 @@ def rows(repeat: int = 3) -> list:
     med = {k: statistics.median(v) for k, v in times.items()}
     j1, j2, one, two, s1 = (med[k] for k in runs)
     mcpu = {k: statistics.median(v) for k, v in cpu.items()}
+    calls, files = floor_new_plans(), floor_files(tmp=tmp)
+    floor = s1 + calls + files  # (what a batch costs with nothing but its start-up, calls and system calls)
 
     def row(name, value, target="", met=None):
         verdict = "" if met is None else ("met" if met else "NOT met")
@@ -217,8 +223,10 @@ def rows(repeat: int = 3) -> list:
             row("  (2 numpy loops at once: throughput x one, the ceiling)", f"{2 * one / two:.2f}x"),
             row("  (start-up: fastcopy batch of 1 point; x numpy loop)", f"{s1:.2f} s {s1 / one:.2f}x"),
             row("  (best --jobs 2 x --jobs 1 from start-up + ceiling)", f"{_bound(j1, s1, 2 * one / two):.2f}x"),
-            row("  (floor: the points' 2000 DataCopy calls alone, new plans)", f"{floor_new_plans():.2f} s"),
-            row("  (time left for the points at 1.0x: numpy loop - start-up)", f"{one - s1:.2f} s")]
+            row("  (floor: the points' 2000 DataCopy calls alone, new plans)", f"{calls:.2f} s"),
+            row("  (floor: the points' 4000 files, system calls alone)", f"{files:.2f} s"),
+            row("  (time left for the points at 1.0x: numpy loop - start-up)", f"{one - s1:.2f} s"),
+            row("  (floor: start-up + calls + files; x numpy loop)", f"{floor:.2f} s {one / floor:.2f}x")]
 
 
 def breakdown(points: int = POINTS, repeat: int = 5, tmp: str | None = None) -> None:
@@ -320,6 +328,39 @@ def floor_new_plans(repeat: int = 3) -> float:
             t = time.perf_counter()
             api_only()
             times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def floor_files(repeat: int = 3, tmp: str | None = None) -> float:
+    """Seconds for the system calls alone of writing the sweep's 1000 point folders as the batch does (a hidden
+    folder made, its two sub-folders, four files of the points' sizes opened, written and closed, one rename):
+    no path handling beyond an f-string, no hashing, no manifest built (median of ``repeat``)."""
+    sizes = []
+    for bc in range(1, 11):
+        for bl in range(1, 11):
+            for gap in range(10):
+                n, m = bc * (bl + gap) * 16, bc * bl * 16
+                sizes.append((bytes(2 * n), bytes(2 * m), bytes(m), bytes(1400)))  # (manifests: 1.3-1.4 KB)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    names = ("input/xGm.bin", "output/golden.bin", "output/golden.mask.bin", "manifest.json")
+    times = []
+    with tempfile.TemporaryDirectory(prefix="fastcopy-bench-", dir=tmp) as root:
+        for r in range(repeat):
+            out = os.path.join(root, str(r))
+            os.mkdir(out)
+            t = time.perf_counter()
+            for i, data in enumerate(sizes):
+                new = f"{out}/.{i:04d}.new"
+                os.mkdir(new)
+                os.mkdir(new + "/input")
+                os.mkdir(new + "/output")
+                for name, b in zip(names, data):
+                    fd = os.open(f"{new}/{name}", flags, 0o666)
+                    os.write(fd, b)
+                    os.close(fd)
+                os.rename(new, f"{out}/{i:04d}")
+            times.append(time.perf_counter() - t)
+            shutil.rmtree(out)
     return statistics.median(times)
 
 
