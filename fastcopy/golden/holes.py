@@ -63,7 +63,7 @@ def _shared(obj, **changes):
 
 class PointTemplate:
     """The program of a point = ``base`` (a compiled point) with the holes filled. ``buffers``: ``(position in
-    the program, BufferSpec, dims, lowest dim, byte limit)`` per buffer with holes, ``dims`` a list of a constant
+    the program, BufferSpec, dims, lowest dim, byte limit, element size)`` per buffer with holes, ``dims`` a list of a constant
     or a compiled expression per dimension. ``ops``: ``(position, OpSpec, holes)`` per op with holes, ``holes`` a
     list of ``(position in args or kwargs, is kwarg, Arg, fields or (lo, hi, is bool))``."""
 
@@ -82,7 +82,7 @@ class PointTemplate:
         env = dict(names)
         env.setdefault("block_num", base.blocks)  # (as the compiler: before the buffers)
         buffers = list(base.buffers)
-        for i, spec, dims, lo, limit in self.buffers:
+        for i, spec, dims, lo, limit, itemsize in self.buffers:
             shape = []
             for d in dims:
                 n = whole(d if type(d) is int else d(env))
@@ -90,7 +90,7 @@ class PointTemplate:
                     return None
                 shape.append(n)
             shape = tuple(shape)
-            if math.prod(shape) * as_dtype(spec.dtype).itemsize > limit:
+            if math.prod(shape) * itemsize > limit:
                 return None
             buffers[i] = _shared(spec, shape=shape)
         env["block_idx"] = 0  # (as the compiler: before the ops)
@@ -102,6 +102,9 @@ class PointTemplate:
                     value = dict(arg.value)
                     for f, fn, struct, lo, hi in rule:
                         v = fn(env)
+                        if type(v) is int and lo is not None and lo <= v <= hi:  # (what _coerce keeps as it is)
+                            value[f.name] = v
+                            continue
                         if isinstance(v, (str, dict)) or v is None:
                             return None
                         v = struct._coerce(f, v)  # what setting the field does (raises where the compiler's would)
@@ -176,7 +179,7 @@ def _buffer_holes(i: int, spec: BufferSpec, raw: dict, limit: int):
         if fn is None and type(d) is not int:
             raise _Refused
         dims.append(d if fn is None else fn)
-    return i, spec, dims, 1 if spec.gm else 0, limit
+    return i, spec, dims, 1 if spec.gm else 0, limit, as_dtype(spec.dtype).itemsize
 
 
 def _op_holes(i: int, op, raw, product):

@@ -305,7 +305,8 @@ def _write_new(path: str, data) -> None:
     fd = os.open(path, _NEW_FILE, 0o666)
     try:
         view = byte_view(data) if isinstance(data, np.ndarray) else memoryview(data)
-        n, done = len(view), 0
+        n = len(view)
+        done = os.write(fd, view) if n <= _CHUNK else 0  # (a small file: one write, unless it comes back short)
         while done < n:
             done += os.write(fd, view[done:done + _CHUNK])
     finally:
