@@ -340,3 +340,25 @@ def test_restart_after_every_example_is_a_new_pipe():
     for pipe in pipes:
         pipe.restart()
         _all_poison_and_undefined(pipe)
+
+
+def test_manifests_from_kept_lines_are_the_manifests(tmp_path, monkeypatch):
+    """manifest.json of every example point (and of points written in any order, the kept lines of one case
+    serving another's) is the JSON of the manifest write_result returns, and the text a writer with no kept
+    line writes."""
+    import json
+
+    from fastcopy.golden import files, write_result
+
+    written = []
+    for path in sorted((ROOT / "examples").glob("*.toml")):
+        case = load_case(path, allow_python=True)
+        for i in range(min(len(case), 4)):
+            res = run_program(case.point(i), reuse=True)
+            d = tmp_path / f"{path.stem}-{i}"
+            written.append((write_result(res, str(d), allow_empty=True), (d / "manifest.json").read_text()))
+    for manifest, text in written:
+        assert json.loads(text) == json.loads(json.dumps(manifest, default=files._json_default))
+        monkeypatch.setattr(files, "_LINES", {})
+        monkeypatch.setattr(files, "_KEYS", {})
+        assert files.manifest_text(manifest) == text

@@ -139,11 +139,17 @@ def manifest_text(manifest: dict) -> str:
     for k, v in manifest.items():
         t = type(v)
         if t is str or t is int or t is bool or v is None:  # (the same in every point of a case: kept)
-            line = known.get((k, t, v))
+            lk = (k, t, v)
+        elif t is list and v and all(type(x) is str for x in v):  # (a file list: the same in every point, kept)
+            lk = (k, tuple(v))
+        else:
+            lk = None
+        if lk is not None:
+            line = known.get(lk)
             if line is None:
                 if len(known) >= 4096:
                     known.clear()
-                line = known[(k, t, v)] = f" {dumps(k)}: {dumps(v)}"
+                line = known[lk] = f" {dumps(k)}: {dumps(v)}"
             lines.append(line)
             continue
         key = keys.get(k) or keys.setdefault(k, dumps(k))

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 
-from ..dtypes import as_dtype
 from ..params import CTYPES
 from .expr import compiled
 from .schema import APIS, ARG_KINDS, B4_VALUES, BufferSpec, OpSpec, Program, struct_class, whole
@@ -179,7 +178,8 @@ def _buffer_holes(i: int, spec: BufferSpec, raw: dict, limit: int):
         if fn is None and type(d) is not int:
             raise _Refused
         dims.append(d if fn is None else fn)
-    return i, spec, dims, 1 if spec.gm else 0, limit, as_dtype(spec.dtype).itemsize
+    itemsize = spec.np_dtype.itemsize  # (computed on the spec now: every point's copy of it inherits it)
+    return i, spec, dims, 1 if spec.gm else 0, limit, itemsize
 
 
 def _op_holes(i: int, op, raw, product):
