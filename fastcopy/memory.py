@@ -572,6 +572,7 @@ class TPipe:
         self._buffers: dict[Phys, Memory] = {}
         self._spare: dict[Phys, Memory] = {}  # buffers of before restart(), reused (cleared) on first use
         self._next: dict[Phys, int] = {}
+        self._where: dict = {}  # position as given to alloc (a TPosition or its name) -> (TPosition, Phys)
         self._lock = threading.Lock()  # allocation and buffer creation are atomic
         self.state = CoreState()  # per-core registers (pad value, loop mode), owned by the ops that use them
         ref = weakref.ref(self)
@@ -640,8 +641,18 @@ class TPipe:
         """A LocalTensor of ``count`` elements at the next aligned address (or at byte ``addr``) of the
         physical buffer that ``position`` maps to on this product."""
         api = "TPipe.alloc"
-        position = _position(position, self.product)
-        phys = self.phys_of(position)
+        try:
+            where = self._where.get(position)  # (what the two lookups below gave for this position before)
+        except TypeError:  # (unhashable: the lookups below say what is wrong with it)
+            where = None
+        if where is None:
+            given = position
+            position = _position(position, self.product)
+            phys = self.phys_of(position)
+            if type(given) in (str, TPosition) and len(self._where) < 64:
+                self._where[given] = (position, phys)
+        else:
+            position, phys = where
         dt = as_dtype(dtype)
         align = ALIGN[phys]
         cap = self.capacities[phys]

@@ -362,3 +362,22 @@ def test_manifests_from_kept_lines_are_the_manifests(tmp_path, monkeypatch):
         monkeypatch.setattr(files, "_LINES", {})
         monkeypatch.setattr(files, "_KEYS", {})
         assert files.manifest_text(manifest) == text
+
+
+def test_alloc_by_name_or_member_after_the_first():
+    """TPipe.alloc remembers what a position resolves to: later allocations by name or by member, and a bad
+    position (unknown name, unhashable), behave as the first."""
+    import pytest
+
+    from fastcopy.errors import UnsupportedError
+    from fastcopy.products import Phys
+
+    pipe = TPipe(product="ATLAS_A2")
+    for _ in range(2):
+        for pos in ("VECIN", TPosition.VECIN, "A1", TPosition.CO1):
+            t = pipe.alloc(pos, np.int8, 32)
+            assert t.position is TPosition(pos) and t.memory.phys is pipe.phys_of(TPosition(pos))
+        for bad in ("VECINN", ["VECIN"], "GM"):
+            with pytest.raises(UnsupportedError):
+                pipe.alloc(bad, np.int8, 32)
+    assert pipe.alloc("VECOUT", np.int8, 32).memory.phys is Phys.UB
