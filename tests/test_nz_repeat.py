@@ -150,3 +150,105 @@ def test_repeats_without_the_crew_take_the_full_path(monkeypatch, how):
     out[...] = 0
     from_nz(nz, a.shape, out=out)
     assert np.array_equal(out, a)
+
+
+# ------------------------------------------------------------------- DataCopy ND2NZ / NZ2ND repeated (prepared)
+def _repeat_against_oracle(oracle, dst, src, params, es, change):
+    """The same ``DataCopy(dst, src, params)`` three times (planned, then prepared, then the prepared job),
+    each against the reference oracle, data and definedness; ``change(k)`` alters the source between calls."""
+    from test_layout_paths import _against_oracle
+
+    for k in range(3):
+        _against_oracle(oracle, dst, src, params, es)
+        change(k)
+
+
+@pytest.mark.parametrize("mode", [(2, True), (2, False), (1, True)])
+@pytest.mark.parametrize("dtype", [np.int8, np.float16, np.float32])
+@pytest.mark.parametrize("rows, cols, head", [(64, 512, 0), (37, 200, 3), (128, 96, 1)])
+def test_nd2nz_repeats_match_reference(mode, dtype, rows, cols, head):
+    """GM -> A1 repeated with the same tensors and params: the source's new values arrive every time, the
+    destination's definedness stays what the oracle says (fresh L1 first, then written)."""
+    from test_layout_paths import layout_config
+
+    import fastcopy.reference.nz as ref
+    from fastcopy import GlobalTensor, TPipe, TPosition, nd2nz_params
+
+    rng = np.random.default_rng(rows * cols + head)
+    es = np.dtype(dtype).itemsize
+    arr = rng.integers(0, 256, (rows * cols + head) * es, dtype=np.uint8).view(dtype)
+    p = nd2nz_params(rows, cols, dtype)
+    with layout_config(*mode):
+        pipe = TPipe("ATLAS_A2")
+        n16, c0 = -(-rows // 16) * 16, 32 // es
+        dst = pipe.alloc(TPosition.A1, dtype, n16 * -(-cols // c0) * c0 + 64)
+        src = GlobalTensor(arr)[head]
+
+        def change(k):
+            arr.view(np.uint8)[k::5] ^= 0xA5
+        _repeat_against_oracle(ref.nd2nz, dst, src, p, es, change)
+
+
+@pytest.mark.parametrize("mode", [(2, True), (2, False), (1, True)])
+@pytest.mark.parametrize("es, nd, n, nf, head, gap", [(2, 1, 40, 5, 0, 0), (4, 2, 33, 3, 7, 16), (2, 2, 16, 8, 1, 3)])
+def test_nz2nd_repeats_match_reference(mode, es, nd, n, nf, head, gap):
+    """VECOUT -> GM repeated: all defined, then part of the source undefined (the prepared job must give way to
+    the path that moves its plane), then its data changed."""
+    from test_layout_paths import layout_config
+    from test_nz import _local
+
+    import fastcopy.reference.nz as ref
+    from fastcopy import GlobalTensor, Nz2NdParamsFull, TPipe, TPosition
+
+    dtype = np.dtype({2: np.float16, 4: np.float32}[es])
+    rng = np.random.default_rng(n * nf + es)
+    d = 16 * nf
+    n16 = -(-n // 16) * 16
+    frac = n16 * d // 256 + 1
+    p = Nz2NdParamsFull(ndNum=nd, nValue=n, dValue=d, srcNdMatrixStride=frac, srcNStride=n16,
+                        dstDStride=d + gap, dstNdMatrixStride=n * (d + gap) + 5)
+    with layout_config(*mode):
+        pipe = TPipe("ATLAS_A2")
+        src = _local(pipe, TPosition.VECOUT, dtype, nd * frac * 256 * es, rng, 1.0)
+        out = rng.integers(0, 256, (head + nd * (n * (d + gap) + 5)) * es, dtype=np.uint8).view(dtype)
+        dst = GlobalTensor(out)[head] if head else GlobalTensor(out)
+
+        def change(k):
+            if k == 0:
+                mask = np.ones(src.size, bool)
+                mask[k::3] = False
+                src.set_undefined()
+                src.set_defined(mask)
+            else:
+                src.numpy().view(np.uint8)[::7] ^= 0x5A
+        _repeat_against_oracle(ref.nz2nd, dst, src, p, es, change)
+
+
+def test_large_layout_repeats_take_the_prepared_job(monkeypatch):
+    """With the configured thresholds, a repeated 1 MiB NZ2ND and ND2NZ run their prepared crew job (a bound
+    call of dma/run.py), right every time."""
+    from fastcopy import DataCopy, GlobalTensor, TPipe, TPosition, nd2nz_params, nz2nd_params
+    from fastcopy.dma.run import _run_layout_job
+
+    calls = []
+    real = crew.run_job
+    monkeypatch.setattr(crew, "run_job", lambda head: calls.append(1) or real(head))
+    a = _matrix(2, 512, 1024, 9).view(np.float16)
+    pipe = TPipe("ATLAS_A2", capacities={"UB": a.nbytes, "L1": a.nbytes})
+    ub = pipe.alloc(TPosition.VECOUT, "half", a.size)
+    ub.numpy()[:] = to_nz(a, c0=16).reshape(-1)
+    ub.set_defined()
+    l1 = pipe.alloc(TPosition.A1, "half", a.size)
+    out = np.zeros_like(a)
+    q, p = nz2nd_params(512, 1024, "half"), nd2nz_params(512, 1024, "half")
+    g_out, g_a = GlobalTensor(out), GlobalTensor(a)
+    for k in range(3):
+        out[...] = 0
+        DataCopy(g_out, ub, q)
+        DataCopy(l1, g_a, p)
+        assert np.array_equal(_bits(out), _bits(a)), k
+        assert np.array_equal(_bits(l1.numpy()), _bits(to_nz(a).reshape(-1))), k
+    if crew.SUPPORTED:
+        hits = [h for h in list(g_out._prepared.values()) + list(l1._prepared.values())]
+        assert all(h[4] is not None and h[4][2][0] is _run_layout_job for h in hits) and len(hits) == 2
+        assert len(calls) >= 4

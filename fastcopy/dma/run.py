@@ -81,10 +81,13 @@ def _prepare_steps(plan: Plan, dst, src):
     element / block transposes: a small img2col load, a transposed tile): each kernel call with its views and
     bases bound; the plane is then set over the write span once, unless known to be defined. None when the plan
     does not qualify (it then runs through :func:`execute`)."""
-    if (plan.exact or plan.warnings or plan.effects or not plan.dense or plan.read is None
-            or not 0 < len(plan.ksteps) <= config.PREPARED_STEPS
-            or plan.write[1] - plan.write[0] >= config.PARALLEL_BYTES):
+    if plan.exact or plan.warnings or plan.effects or not plan.dense or plan.read is None:
         return None
+    lo, hi = dst.offset + plan.write[0], dst.offset + plan.write[1]
+    if not 0 < len(plan.ksteps) <= config.PREPARED_STEPS or hi - lo >= config.PARALLEL_BYTES:
+        job = _prepare_layout_job(plan, dst, src)  # (a large layout step: the threads' job, made once)
+        return None if job is None else (STEPS, (), job, None, None, src.memory, src.offset + plan.read[0],
+                                         src.offset + plan.read[1], dst.memory, (lo, hi), [None, None])
     dmem, smem = dst.memory, src.memory
     if smem.shares(dmem):
         return None
@@ -107,7 +110,6 @@ def _prepare_steps(plan: Plan, dst, src):
                           ks.metas[0]))
         else:
             calls.append(("fill", dview, (dst.offset - dshift) // ks.w, ks.value, 0, ks.metas[0]))
-    lo, hi = dst.offset + plan.write[0], dst.offset + plan.write[1]
     calls = _batched(calls)
     bound = None  # one kernel call: (its kernel's name, its arguments), run without the step loop
     if len(calls) == 1 and calls[0][0] in _BOUND:
@@ -115,6 +117,23 @@ def _prepare_steps(plan: Plan, dst, src):
         bound = (_BOUND[kind], calls[0][1:4] if kind == "steps" else calls[0][1:])
     return (STEPS, calls, bound, None, None, smem, src.offset + plan.read[0], src.offset + plan.read[1], dmem,
             (lo, hi), [None, None])
+
+
+def _prepare_layout_job(plan: Plan, dst, src):
+    """The bound call of a repeated large layout plan (ND2NZ / NZ2ND into or out of a buffer): its one layout
+    step's crew job (:func:`layout_job`) on the two memories, run by :func:`_run_layout_job`; None when the plan
+    is something else or there is no crew."""
+    dmem, smem = dst.memory, src.memory
+    if smem.shares(dmem) or len(plan.ksteps) != 1 or plan.ksteps[0].kind not in _LAYOUT_JOBS:
+        return None
+    job = layout_job(plan, dmem.data, smem.data, dst.offset, src.offset)
+    return None if job is None else (_run_layout_job, (job, plan, dst, src))
+
+
+def _run_layout_job(job, plan: Plan, dst, src) -> None:
+    """A prepared layout job: on the threads, or (no crew now: one thread, disabled) the general path."""
+    if not crew.run_job(job[0]):
+        execute(plan, dst, src)
 
 
 #: the kernel (its name in :mod:`.kernels`, looked up per call: numba replaces the stand-ins on load) of a
@@ -175,7 +194,7 @@ def run_prepared(prep, plan: Plan, dst, src) -> None:
             np.copyto(dbase, sview)
     elif dview is STEPS:
         if sview is not None:
-            getattr(K, sview[0])(*sview[1])
+            (sview[0] if callable(sview[0]) else getattr(K, sview[0]))(*sview[1])
         else:
             _run_steps(dbase)
     elif type(meta) is not tuple:
@@ -514,7 +533,7 @@ def _layout(ks, dview, dbase, sview, sbase, nt: bool = True) -> None:
                dview, dbase, sview, sbase, nt=int(nt), nbytes=ks.burst)
 
 
-def layout_job(plan: Plan, dst: np.ndarray, src: np.ndarray):
+def layout_job(plan: Plan, dst: np.ndarray, src: np.ndarray, dbase: int = 0, sbase: int = 0):
     """The threads' job of a plan that is one layout-kernel step cut into several chunks (a large ``to_nz`` /
     ``from_nz``) over the bytes of two whole arrays, for its repeats to run with :func:`crew.run_job` (no
     planning, checks or dispatch in Python: ~60 us of a 1.3 ms call): ``(header, table)``, the table to be kept
@@ -526,7 +545,8 @@ def layout_job(plan: Plan, dst: np.ndarray, src: np.ndarray):
         return None
     ks = plan.ksteps[0]
     table = _table(ks.metas)
-    head = crew.job(_LAYOUT_JOBS[ks.kind], dst, ks.doffs[0], src, ks.soffs[0], table, nbytes=written(ks.step))
+    head = crew.job(_LAYOUT_JOBS[ks.kind], dst, dbase + ks.doffs[0], src, sbase + ks.soffs[0], table,
+                    nbytes=written(ks.step))
     return None if head is None else (head, table)
 
 
