@@ -114,6 +114,30 @@ def test_single_burst_builder(count, burst, soff, doff, src_res, dst_res, size):
     assert same(make_plan("T", (step,), src, dst), ref)
 
 
+@settings(max_examples=300, deadline=None)
+@given(count=st.integers(0, 9), inner=st.sampled_from([1, 1, 2, 3]), burst=st.integers(1, 600),
+       sstride=st.integers(-700, 700), back=st.booleans(), soff=st.integers(-40, 6000), doff=st.integers(0, 6000),
+       src_res=st.integers(0, 63), dst_res=st.integers(0, 63), size=st.integers(0, 1 << 13), warn=st.booleans())
+def test_one_loop_builder(count, inner, burst, sstride, back, soff, doff, src_res, dst_res, size, warn):
+    """Rows gathered into a contiguous destination (one loop after folding: a two-dimensional slice), forwards and
+    backwards, in and out of bounds: the plan (and error) of the general lowering."""
+    b = inner * burst
+    loops = ((1, 7, 9), (count, sstride, -b if back else b))
+    if inner > 1:  # (an inner loop that folds into the burst)
+        loops += ((inner, burst, burst),)
+    step = Move((soff,), (doff,), burst, loops)
+    warnings = ("a warning",) if warn else ()
+    src, dst = sig(size, src_res), sig(size, dst_res)
+    try:
+        ref = general_plan("T", (step,), src, dst, warnings, small=False)
+    except OutOfBoundsError as exc:
+        with pytest.raises(OutOfBoundsError) as got:
+            make_plan("T", (step,), src, dst, warnings)
+        assert str(got.value) == str(exc)
+        return
+    assert same(make_plan("T", (step,), src, dst, warnings), ref)
+
+
 def test_unpack_inverts_pack():
     meta = abi.pack(5, ((2, 3, 4), (1, 0, 0), (6, -7, 8), (1, 0, 0)), (0, 2, 1, 2), (10, 20), (30, 40))
     burst, loops, chunk, doffs, soffs = abi.unpack(meta)

@@ -602,7 +602,9 @@ def _single_burst(api: str, steps, src, dst, warnings):
     layout kernels or the threads)."""
     step = steps[0]
     burst, loops = optimise_loops(step.burst, step.loops, 2, 1)
-    if loops or burst >= config.LAYOUT_BYTES or burst >= config.PARALLEL_BYTES or burst <= 0:
+    if loops:
+        return _one_loop(api, step, src, dst, warnings, burst, loops) if len(loops) == 1 else None
+    if burst >= config.LAYOUT_BYTES or burst >= config.PARALLEL_BYTES or burst <= 0:
         return None
     s0, d0 = step.src_offs[0], step.dst_offs[0]
     read, write = (s0, s0 + burst), (d0, d0 + burst)
@@ -618,6 +620,38 @@ def _single_burst(api: str, steps, src, dst, warnings):
     _check_small(api, ks, read, src.host_mod, False)
     fast = None if warnings else (w, meta, write)
     return _new(Plan, (api, steps, (ks,), read, write, tuple(warnings), False, burst, True, (), fast, ()))
+
+
+def _one_loop(api: str, step, src, dst, warnings, burst: int, loops):
+    """The plan of one Move of one offset whose loops fold to one loop writing the destination contiguously
+    (``count`` bursts, destination stride +-burst: a two-dimensional slice, a gather of rows), built directly:
+    the Plan that :func:`_small_plan` makes of it (a test holds them equal), from the folded loop alone. None
+    when the step is not that (a gap between the written bursts needs plane marks: the general builders)."""
+    lp = loops[0]
+    c, a, b = lp
+    if c < 2 or burst <= 0 or (b != burst and b != -burst) or burst * c >= config.LAYOUT_BYTES \
+            or burst * c >= config.PARALLEL_BYTES:
+        return None
+    s0, d0 = step.src_offs[0], step.dst_offs[0]
+    x, y = (c - 1) * a, (c - 1) * b  # (the spans: footprint's, from the folded loop: the same extents)
+    read = (s0 + x, s0 + burst) if x < 0 else (s0, s0 + x + burst)
+    write = (d0 + y, d0 + burst) if y < 0 else (d0, d0 + y + burst)
+    check_span(api, "read", read, src.nbytes, "source")
+    check_span(api, "write", write, dst.nbytes, "destination")
+    src_res, dst_res = src.host_mod, dst.host_mod
+    g = gcd(burst, a, b, dst_res + d0, src_res + s0)  # the widest view (as _width)
+    w = 8 if g % 8 == 0 else 4 if g % 4 == 0 else 2 if g % 2 == 0 else 1
+    doffs, soffs = ((dst_res % w + d0) // w,), ((src_res % w + s0) // w,)
+    bu = burst // w
+    lu = _PAD3 + ((c, a // w, b // w),)
+    orig = step if burst == step.burst and loops == step.loops else _new(Move, (step.src_offs, step.dst_offs, burst,
+                                                                               loops))
+    meta = abi.pack_whole(bu, lu, 1, doffs, soffs)
+    ks = _kstep("copy", w, doffs, soffs, bu, lu, _ZERO64, True, orig, _CHUNK1, (), (meta,))
+    _check_small(api, ks, read, src_res, False)
+    _check_small(api, ks, write, dst_res, True)
+    fast = None if warnings else (w, meta, write)
+    return _new(Plan, (api, (step,), (ks,), read, write, tuple(warnings), False, burst * c, True, (), fast, ()))
 
 
 def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False, effects=(), marks: bool = True) -> Plan:

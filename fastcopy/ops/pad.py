@@ -164,7 +164,7 @@ def _may_overlap(steps, loop) -> bool:
 
 def _finish(call: Call, steps, warns, loop):
     if loop is None:  # (one call's writes never overlap: rows with a dummy tail are one kernel step)
-        return make_tailed_plan(call.api, steps, call.src, call.dst, warns)
+        return (make_tailed_plan if len(steps) > 1 else make_plan)(call.api, steps, call.src, call.dst, warns)
     exact = _may_overlap(steps, loop)
     return make_plan(call.api, with_loop_mode(steps, loop), call.src, call.dst, warns, exact=exact)
 
