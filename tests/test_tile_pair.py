@@ -343,3 +343,50 @@ def test_a_forked_child_runs_bound_tiles_alone_and_exact():
     env = dict(os.environ, FASTCOPY_THREADS="2")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_no_helper_thread_can_start_then_tiles_run_alone(monkeypatch):
+    """A thread that cannot start (a thread limit, the interpreter exiting) never fails a call: the tile's repeat
+    binds its one-thread form and crew jobs run on the calling thread."""
+    crew.stop()
+
+    def refuse(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    pipe, src, dst, guards, call, reference = _setup("2D")
+    for k in range(6):
+        _fill(src, k, False)
+        call(dst, src)
+        assert np.array_equal(_bytes(dst)[0], _bytes(src)[0][512:512 + dst.nbytes])
+    assert crew._state["box"] is None and dst._prepared["LoadData"][5][5][0] is np.copyto
+    assert not crew.run_job(crew.dense_job(np.zeros(1 << 18, np.uint8), 0, np.ones(1 << 18, np.uint8), 0, 1 << 18))
+    monkeypatch.undo()
+
+
+def test_the_helpers_are_stopped_and_joined_at_exit():
+    """The exit hook (run by the interpreter before it frees the modules) stops the helpers and joins them: no
+    helper thread touches the box or a job's arrays while they are freed; bound tiles then run alone."""
+    code = ("import atexit, numpy as np, fastcopy as fc\n"
+            "from fastcopy.dma import crew\n"
+            "from fastcopy.kernels import crew as KC\n"
+            "pipe = fc.TPipe(product='ATLAS_A2')\n"
+            "a1, a2 = pipe.alloc('A1', 'half', 32768), pipe.alloc('A2', 'half', 32768)\n"
+            "a1.numpy()[:] = 3\n"
+            "a1.set_defined()\n"
+            "p = fc.LoadData2DParams(0, 128, 1)\n"
+            "for _ in range(20):\n"
+            "    fc.LoadData(a2, a1, p)\n"
+            "threads, box = crew._state['threads'], crew._state['box']\n"
+            "assert threads and all(t.is_alive() for t in threads)\n"
+            "crew._at_exit()\n"
+            "assert not any(t.is_alive() for t in threads) and box[KC.STOP] == 1 and crew._state['box'] is None\n"
+            "a1.numpy()[:] = 5\n"
+            "fc.LoadData(a2, a1, p)\n"
+            "assert (a2.numpy() == 5).all()\n"
+            "for _ in range(20):\n"  # (a new crew starts for other calls; the exit hook stops it too)
+            "    fc.LoadData(a2, a1, p)\n"
+            "print('ok')\n")
+    env = dict(os.environ, FASTCOPY_THREADS="2")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

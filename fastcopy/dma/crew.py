@@ -30,6 +30,7 @@ line handed over each way): the leanest hand-off, for whole cube tiles (64 KiB) 
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 import threading
@@ -113,11 +114,27 @@ def _start():
         tune(box)
         threads = [threading.Thread(target=crew.serve, args=(box,), name=f"fastcopy-{k}", daemon=True)
                    for k in range(config.THREADS - 1)]
-        for t in threads:
-            t.start()
+        try:
+            for t in threads:
+                t.start()
+        except RuntimeError:  # (a thread limit, the interpreter exiting): those started stop, the caller runs alone
+            crew.stop(box)
+            for t in threads:
+                if t.ident is not None:
+                    t.join()
+            raise
         _K = crew
         _state.update(box=box, threads=threads, pid=os.getpid())
         return box
+
+
+def _started():
+    """:func:`_start`, or None when no helper thread can start (a thread limit, the interpreter exiting): the
+    calls then run on the calling thread alone."""
+    try:
+        return _start()
+    except RuntimeError:
+        return None
 
 
 def _forget() -> None:
@@ -134,6 +151,16 @@ def _forget() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget)
+
+
+def _at_exit() -> None:
+    """At interpreter exit, before modules are torn down: stop and join the helpers, so no helper thread reads or
+    writes the box (a numpy array freed with this module) or a job's arrays while the interpreter frees them."""
+    if _state["pid"] == os.getpid():
+        stop()
+
+
+atexit.register(_at_exit)
 
 
 def run(kind: int, dst, dbase: int, src, sbase: int, table: np.ndarray, value=np.uint64(0), nt: int = 0,
@@ -185,8 +212,8 @@ def pair_job(kind: int, dst, dbase: int, src, sbase: int, table: np.ndarray):
         return None
     box = _state["box"]
     if box is None:
-        box = _start()
-    return _K.pair, _pair_head(box, kind, dst, dbase, src, sbase, table)
+        box = _started()
+    return None if box is None else (_K.pair, _pair_head(box, kind, dst, dbase, src, sbase, table))
 
 
 def _pair_head(box, kind: int, dst, dbase: int, src, sbase: int, table: np.ndarray) -> np.ndarray:
@@ -219,7 +246,9 @@ def run_job(head) -> bool:
         return False
     box = _state["box"]
     if box is None:
-        box = _start()
+        box = _started()
+        if box is None:
+            return False
     _K.go(box, head)
     return True
 
