@@ -32,6 +32,7 @@ def _index(base: int, meta, col: int) -> np.ndarray | slice:
 
 #: calls with at most this many offsets run as one strided view per offset (no index arrays)
 VIEW_OFFSETS = 4
+_INNER = tuple(abi.LOOPS + 3 * k for k in range(1, abi.MAX_LOOPS))  # where each inner loop's count is in meta
 
 
 def _views(arr, base: int, m: list, col: int):
@@ -41,19 +42,20 @@ def _views(arr, base: int, m: list, col: int):
     o_lo, o_hi, i_lo, i_hi = m[abi.RANGE:abi.RANGE + 4]
     if o_hi - o_lo > VIEW_OFFSETS:
         return None
-    n_off = m[abi.NOFF]
-    offs = m[abi.OFFS + (n_off if col == 1 else 0):][:n_off]
-    loops = [m[abi.LOOPS + 3 * k:abi.LOOPS + 3 * k + 3] for k in range(abi.MAX_LOOPS)]
     size = arr.itemsize
-    shape = (i_hi - i_lo, *(lp[0] for lp in loops[1:]), m[abi.BURST])
-    strides = (*(lp[col] * size for lp in loops), size)
-    if 0 in shape:
-        return []
-    out = []
-    for o in range(o_lo, o_hi):
-        start = base + offs[o] + i_lo * loops[0][col]
-        out.append(np.ndarray(shape, arr.dtype, arr, start * size, strides))
-    return out
+    at = abi.LOOPS + col  # (this side's stride of the outermost loop)
+    shape, strides = [], []
+    # a loop of one pass is a dimension of one element: left out (the same units, in the same order)
+    for count, stride in ((i_hi - i_lo, m[at]), *((m[k], m[k + col]) for k in _INNER), (m[abi.BURST], 1)):
+        if count != 1:
+            if count == 0:
+                return []
+            shape.append(count)
+            strides.append(stride * size)
+    first = abi.OFFS + (m[abi.NOFF] if col == 1 else 0) + o_lo  # (this side's offsets, from o_lo)
+    start = base + i_lo * m[at]
+    dt = arr.dtype
+    return [np.ndarray(shape, dt, arr, (start + off) * size, strides) for off in m[first:first + o_hi - o_lo]]
 
 
 def copy_strided(dst, dbase, src, sbase, meta) -> None:

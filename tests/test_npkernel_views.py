@@ -1,0 +1,56 @@
+"""The numpy kernels' strided views (dma/npkernels._views: one view per offset, loops of one pass left out) move
+exactly the units of the index path (_index: every unit's index, in program order), for every loop shape, chunk,
+offset set and element width; fills and all_set likewise."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from fastcopy.dma import abi, npkernels
+
+
+@st.composite
+def metas(draw):
+    burst = draw(st.integers(0, 5))
+    loops = [tuple(draw(st.sampled_from([(1, 0, 0), (draw(st.integers(0, 4)), draw(st.integers(1, 9)),
+                                                         draw(st.integers(1, 9)))]))) for _ in range(abi.MAX_LOOPS)]
+    c0 = loops[0][0]
+    i_lo = draw(st.integers(0, c0))
+    i_hi = draw(st.integers(i_lo, c0))
+    n_off = draw(st.integers(1, npkernels.VIEW_OFFSETS + 1))
+    doffs = [draw(st.integers(0, 40)) for _ in range(n_off)]
+    soffs = [draw(st.integers(0, 40)) for _ in range(n_off)]
+    o_lo = draw(st.integers(0, n_off - 1))
+    o_hi = draw(st.integers(o_lo, n_off))
+    return abi.pack(burst, loops, (o_lo, o_hi, i_lo, i_hi), doffs, soffs)
+
+
+@settings(max_examples=400)
+@given(metas(), st.sampled_from([np.uint8, np.uint16, np.uint32, np.uint64]), st.integers(0, 7), st.integers(0, 7))
+def test_views_move_the_units_of_the_index_path(meta, dt, dbase, sbase):
+    n = 400
+    idx = npkernels._index(dbase, meta, 2)
+    if not isinstance(idx, slice):
+        assume(np.unique(idx).size == idx.size)  # (a kernel call's writes never overlap: the lowering's promise)
+    src = np.arange(n, dtype=dt)
+    want = np.zeros(n, dt)
+    want[npkernels._index(dbase, meta, 2)] = src[npkernels._index(sbase, meta, 1)]
+    got = np.zeros(n, dt)
+    npkernels.copy_strided(got, dbase, src, sbase, meta)
+    assert np.array_equal(got, want)
+    filled = np.zeros(n, dt)
+    npkernels.fill_strided(filled, dbase, meta, 7)
+    mask = np.zeros(n, bool)
+    mask[npkernels._index(dbase, meta, 2)] = True
+    assert np.array_equal(filled, np.where(mask, 7, 0).astype(dt))
+    whole = meta.copy()
+    whole[abi.RANGE:abi.RANGE + 4] = (0, meta[abi.NOFF], 0, meta[abi.LOOPS])
+    read = np.arange(n)[npkernels._index(sbase, whole, 1)]
+    units = np.zeros(n, dt)
+    units[read] = 1
+    assert npkernels.all_set(units, sbase, meta, 1)
+    if read.size:
+        units[read[-1]] = 0
+        assert not npkernels.all_set(units, sbase, meta, 1)
