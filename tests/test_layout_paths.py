@@ -157,6 +157,16 @@ def test_nd2nz_gm_to_a1_definedness_plane(mode, dtype, rows, cols, head):
 
 
 # ----------------------------------------------------------------------------------------------- NZ2ND
+def nz2nd_case_params(nd: int, n: int, nf: int, gap: int) -> tuple:
+    """``(params, fractals per matrix, d)`` of ``nd`` NZ matrices of ``n`` rows x ``nf`` 16-wide fractal columns
+    (one spare fractal between matrices) out to rows ``gap`` elements wider than the data (5 more per matrix)."""
+    d = 16 * nf
+    n16 = -(-n // 16) * 16
+    frac = n16 * d // 256 + 1
+    return (Nz2NdParamsFull(ndNum=nd, nValue=n, dValue=d, srcNdMatrixStride=frac, srcNStride=n16,
+                            dstDStride=d + gap, dstNdMatrixStride=n * (d + gap) + 5), frac, d)
+
+
 @SETTINGS
 @given(es=st.sampled_from([2, 4]), nd=st.integers(1, 2), n=st.integers(1, 40), nf=st.integers(1, 5),
        head=st.integers(0, 40), gap=st.integers(0, 24), defined=st.sampled_from([1.0, 0.8]),
@@ -166,11 +176,7 @@ def test_nz2nd_on_the_layout_kernel_matches_reference(es, nd, n, nf, head, gap, 
     ``gap`` elements wider than the data and ``head`` elements into the GM array."""
     dtype = np.dtype({2: np.float16, 4: np.float32}[es])  # NZ2ND moves 2- and 4-byte types
     rng = np.random.default_rng(seed)
-    d = 16 * nf
-    n16 = -(-n // 16) * 16
-    frac = n16 * d // 256 + 1
-    p = Nz2NdParamsFull(ndNum=nd, nValue=n, dValue=d, srcNdMatrixStride=frac, srcNStride=n16,
-                        dstDStride=d + gap, dstNdMatrixStride=n * (d + gap) + 5)
+    p, frac, d = nz2nd_case_params(nd, n, nf, gap)
     with layout_config(*mode):
         pipe = TPipe("ATLAS_A2")
         src = _local(pipe, TPosition.VECOUT, dtype, nd * frac * 256 * es, rng, defined)

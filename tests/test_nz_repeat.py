@@ -194,19 +194,15 @@ def test_nd2nz_repeats_match_reference(mode, dtype, rows, cols, head):
 def test_nz2nd_repeats_match_reference(mode, es, nd, n, nf, head, gap):
     """VECOUT -> GM repeated: all defined, then part of the source undefined (the prepared job must give way to
     the path that moves its plane), then its data changed."""
-    from test_layout_paths import layout_config
+    from test_layout_paths import layout_config, nz2nd_case_params
     from test_nz import _local
 
     import fastcopy.reference.nz as ref
-    from fastcopy import GlobalTensor, Nz2NdParamsFull, TPipe, TPosition
+    from fastcopy import GlobalTensor, TPipe, TPosition
 
     dtype = np.dtype({2: np.float16, 4: np.float32}[es])
     rng = np.random.default_rng(n * nf + es)
-    d = 16 * nf
-    n16 = -(-n // 16) * 16
-    frac = n16 * d // 256 + 1
-    p = Nz2NdParamsFull(ndNum=nd, nValue=n, dValue=d, srcNdMatrixStride=frac, srcNStride=n16,
-                        dstDStride=d + gap, dstNdMatrixStride=n * (d + gap) + 5)
+    p, frac, d = nz2nd_case_params(nd, n, nf, gap)
     with layout_config(*mode):
         pipe = TPipe("ATLAS_A2")
         src = _local(pipe, TPosition.VECOUT, dtype, nd * frac * 256 * es, rng, 1.0)

@@ -22,28 +22,36 @@ from .intrinsics import address, memcpy_units
 #: how far ahead of its stores copy_dense prefetches the source (bytes; measured 512 > 1024 > 2048 on the VM)
 DENSE_AHEAD = 512
 
-def _vector_copy(nbytes: int, nontemporal: bool):
-    """An intrinsic ``(dst, d, src, s)``: ``dst[d:d+nbytes] = src[s:s+nbytes]`` (uint8 arrays) as one vector load
-    (unaligned) and one store, non-temporal (``dst`` + ``d`` then aligned to ``nbytes``) or regular."""
+def _vector_copy(nbytes: int, nontemporal: bool, at: bool = False):
+    """An intrinsic copying ``nbytes`` as one vector load (unaligned) and one store, non-temporal (the destination
+    then aligned to ``nbytes``) or regular: ``(dst, d, src, s)``, ``dst[d:d+nbytes] = src[s:s+nbytes]`` (uint8
+    arrays), or with ``at`` ``(d, s)`` on addresses (integers). The streaming loops below work on addresses, never
+    on arrays: an array handed to an inlined helper inside a loop costs numba's reference counting there (an
+    atomic instruction per call, which waits for every streaming store in flight: a from_nz with one such call
+    per row measured 4.1 ms on one thread against 2.6 ms without)."""
     vec = ir.VectorType(ir.IntType(64), nbytes // 8)
 
-    def impl(typingctx, dst, d, src, s):
-        sig = types.void(dst, types.intp, src, types.intp)
-
-        def codegen(context, builder, signature, args):
+    def codegen(context, builder, signature, args):
+        if at:
+            dp, sp = (builder.inttoptr(a, vec.as_pointer()) for a in args)
+        else:
             da, do, sa, so = args
             dary = context.make_array(signature.args[0])(context, builder, da)
             sary = context.make_array(signature.args[2])(context, builder, sa)
             dp = builder.bitcast(builder.gep(dary.data, [do]), vec.as_pointer())
             sp = builder.bitcast(builder.gep(sary.data, [so]), vec.as_pointer())
-            st = builder.store(builder.load(sp, align=1), dp, align=nbytes if nontemporal else 1)
-            if nontemporal:
-                st.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
-            return context.get_dummy_value()
+        st = builder.store(builder.load(sp, align=1), dp, align=nbytes if nontemporal else 1)
+        if nontemporal:
+            st.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
+        return context.get_dummy_value()
 
-        return sig, codegen
+    def on_arrays(typingctx, dst, d, src, s):
+        return types.void(dst, types.intp, src, types.intp), codegen
 
-    return intrinsic(impl)
+    def on_addresses(typingctx, d, s):
+        return types.void(types.intp, types.intp), codegen
+
+    return intrinsic(on_addresses if at else on_arrays)
 
 
 copy32_nt = _vector_copy(32, True)
@@ -81,32 +89,8 @@ def prefetch(typingctx, arr, i):
     return sig, codegen
 
 
-def _address_copy(nbytes: int, nontemporal: bool):
-    """An intrinsic ``(d, s)`` on addresses (integers): the ``nbytes`` at ``s`` copied to ``d`` as one vector load
-    (unaligned) and one store, non-temporal (``d`` then aligned to ``nbytes``) or regular. The streaming loops
-    below work on addresses, never on arrays: an array handed to an inlined helper inside a loop costs numba's
-    reference counting there (an atomic instruction per call, which waits for every streaming store in flight:
-    a from_nz with one such call per row measured 4.1 ms on one thread against 2.6 ms without)."""
-    vec = ir.VectorType(ir.IntType(64), nbytes // 8)
-
-    def impl(typingctx, d, s):
-        sig = types.void(types.intp, types.intp)
-
-        def codegen(context, builder, signature, args):
-            dp = builder.inttoptr(args[0], vec.as_pointer())
-            sp = builder.inttoptr(args[1], vec.as_pointer())
-            st = builder.store(builder.load(sp, align=1), dp, align=nbytes if nontemporal else 1)
-            if nontemporal:
-                st.set_metadata("nontemporal", builder.module.add_metadata([ir.Constant(ir.IntType(32), 1)]))
-            return context.get_dummy_value()
-
-        return sig, codegen
-
-    return intrinsic(impl)
-
-
-copy16_at = _address_copy(16, False)
-copy32_at = _address_copy(32, False)
+copy16_at = _vector_copy(16, False, at=True)
+copy32_at = _vector_copy(32, False, at=True)
 
 
 @intrinsic
@@ -275,7 +259,7 @@ def transpose_blocks(dst, dbase, src, sbase, meta):
     ta, tc = meta[10], meta[11]
     a_lo, a_hi = meta[14], meta[15]
     b_lo = meta[12]
-    dp = address(dst, 0) + dbase  # (the loops work on addresses: see _address_copy)
+    dp = address(dst, 0) + dbase  # (the loops work on addresses: see _vector_copy)
     sp = address(src, 0) + sbase
     # non-temporal stores: contiguous destination runs (dc == burst) of 16-byte pieces, every run starting on
     # 16 bytes (checked here, so no plan can make them fault); whole lines only (see _transpose_lines)
