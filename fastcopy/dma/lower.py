@@ -783,8 +783,8 @@ def tailed_plan(api: str, steps, src, dst, warnings=(), effects=()):
     if nbytes >= config.LAYOUT_BYTES or nbytes >= config.PARALLEL_BYTES:
         return None
     # the spans (what general_plan's hull of the steps' spans is: the steps share the row loops)
-    read = _rows_extent(outer, 1, _row_pieces(full is not None, nb, blk, bs, fs, rem, ps, tail.burst, ts))
-    write = _rows_extent(outer, 2, _row_pieces(full is not None, nb, blk, bd, fd, rem, pd, tb, td))
+    read = _rows_extent(outer, 1, full is not None, nb, blk, bs, fs, rem, ps, tail.burst, ts)
+    write = _rows_extent(outer, 2, full is not None, nb, blk, bd, fd, rem, pd, tb, td)
     check_span(api, "read", read, src.nbytes, "source")
     check_span(api, "write", write, dst.nbytes, "destination")
     src_res, dst_res = src.host_mod, dst.host_mod
@@ -817,36 +817,32 @@ def tailed_plan(api: str, steps, src, dst, warnings=(), effects=()):
                        tuple(effects)))
 
 
-def _row_pieces(blocks: bool, nb: int, blk: int, bstride: int, first: int, rem: int, part: int, tail: int = 0,
-                td=None) -> list:
-    """``(lo, hi)`` of what one row of a tailed program touches on one side: its blocks (if it has a blocks step),
-    its partial block, its tail (``tail`` units at ``td``: on the source side, the unit a tail repeats, if any);
-    empty bursts count at their offset (as in a step's span)."""
-    out = [(part, part + rem)]
+def _rows_extent(loops, col: int, blocks: bool, nb: int, blk: int, bstride: int, first: int, rem: int, part: int,
+                 tail: int = 0, td=None) -> tuple:
+    """``(lo, hi)`` of what the rows of a tailed program touch on one side (``col`` 1: source strides, 2:
+    destination): per row, its blocks (if it has a blocks step), its partial block and its tail (``tail`` units at
+    ``td``; on the source side the unit a tail repeats, if any), empty bursts counting at their offset (as in a
+    step's span); then repeated over ``loops``. (Plain arithmetic, no lists: new plans pay for each object.)"""
+    lo, hi = part, part + rem
     if blocks:
         x = (nb - 1) * bstride
-        out.append((first + min(0, x), first + max(0, x) + blk))
+        a, b = (first + x, first + blk) if x < 0 else (first, first + x + blk)
+        if a < lo:
+            lo = a
+        if b > hi:
+            hi = b
     if td is not None:
-        out.append((td, td + tail))
-    return out
-
-
-def _rows_extent(loops, col: int, pieces) -> tuple:
-    """``(lo, hi)`` of row ``pieces`` repeated over ``loops`` (``col`` 1: source strides, 2: destination)."""
-    lo = hi = 0
+        if td < lo:
+            lo = td
+        if td + tail > hi:
+            hi = td + tail
     for lp in loops:
         x = (lp[0] - 1) * lp[col]
         if x > 0:
             hi += x
         else:
             lo += x
-    a, b = pieces[0]
-    for x, y in pieces[1:]:  # (no generators: new plans pay for each)
-        if x < a:
-            a = x
-        if y > b:
-            b = y
-    return lo + a, hi + b
+    return lo, hi
 
 
 def _check_tailed(api: str, fields: tuple, w: int, read, write, rs: int, rd: int) -> None:
@@ -855,10 +851,10 @@ def _check_tailed(api: str, fields: tuple, w: int, read, write, rs: int, rd: int
     the plan's byte spans."""
     lu, nb, blk, bs, bd, fs, fd, rem, ps, pd, tail, td, ts = fields
     blocks = nb > 0
-    lo, hi = _rows_extent(lu, 1, _row_pieces(blocks, nb, blk, bs, fs, rem, ps, 1, ts))
+    lo, hi = _rows_extent(lu, 1, blocks, nb, blk, bs, fs, rem, ps, 1, ts)
     if lo * w - rs < read[0] or hi * w - rs > read[1]:
         _stray(api, lo * w - rs, hi * w - rs, read)
-    lo, hi = _rows_extent(lu, 2, _row_pieces(blocks, nb, blk, bd, fd, rem, pd, tail, td))
+    lo, hi = _rows_extent(lu, 2, blocks, nb, blk, bd, fd, rem, pd, tail, td)
     if lo * w - rd < write[0] or hi * w - rd > write[1]:
         _stray(api, lo * w - rd, hi * w - rd, write)
 

@@ -166,6 +166,8 @@ def _check_nd2nz_ranges(call: Call, p) -> None:
 
 
 _ZEROS = {es: bytes(es) for es in (1, 2, 4, 8)}
+#: a named tuple made from its fields in order, without its generated ``__new__`` (new plans: see dma/lower.py)
+_new = tuple.__new__
 
 
 def nd2nz_steps(p, es: int, pitch: int, repeat=()):
@@ -177,14 +179,17 @@ def nd2nz_steps(p, es: int, pitch: int, repeat=()):
     nblk = nfull + (rem > 0)
     sm, sr = p.srcNdMatrixStride * es, p.srcDValue * es
     ns, cs = p.dstNzNStride * BLK, p.dstNzC0Stride * BLK
-    outer = _loops(((nd, sm, pitch), (n, sr, ns)))
+    if nd == 1:  # (the usual call: _loops without its list)
+        outer = ((n, sr, ns),) if n != 1 else ()
+    else:
+        outer = _loops(((nd, sm, pitch), (n, sr, ns)))
     steps = []
     if nfull:
-        steps.append(Move((0,), (0,), BLK, outer + _loops(((nfull, BLK, cs),))))
+        steps.append(_new(Move, ((0,), (0,), BLK, outer + ((nfull, BLK, cs),) if nfull != 1 else outer)))
     if rem:
-        steps.append(Move((nfull * BLK,), (nfull * cs,), rem * es, outer))
-        steps.append(Fill((nfull * cs + rem * es,), BLK - rem * es, tuple([(lp[0], lp[2]) for lp in outer]),
-                          _ZEROS.get(es) or bytes(es)))
+        steps.append(_new(Move, ((nfull * BLK,), (nfull * cs,), rem * es, outer)))
+        steps.append(_new(Fill, ((nfull * cs + rem * es,), BLK - rem * es, tuple([(lp[0], lp[2]) for lp in outer]),
+                                 _ZEROS.get(es) or bytes(es))))
     # every (m, r, b) writes one whole 32-byte block: overlap <=> two blocks closer than 32 bytes
     return tuple(steps), lattice_overlaps(BLK, tuple(repeat) + ((nd, pitch), (n, ns), (nblk, cs)))
 
