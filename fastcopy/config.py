@@ -78,6 +78,11 @@ PREPARED_CALLS = 64
 #: trip between the two vCPUs costs ~0.33 us, so the caller takes more than half)
 PAIR_BYTES = 32 << 10
 PAIR_SHARE = 0.6
+#: after a pair call the helper spins PAIR_SPIN_US (not SPIN_US) before it sleeps: a tile loop's other work between
+#: two loads (an Mmad of the tile: ~260 us; numpy between calls) must not put it to sleep (a wake-up costs the
+#: caller a system call and the helper 15-90 us to come). Measured interleaved with the transposed tile's numpy
+#: way (1.4 ms a batch): 1000 us 0.92-0.95x np.copyto, 3000 us 1.03x (chrt, one process)
+PAIR_SPIN_US = 3000
 # ---- (end of the cube-in block) -----------------------------------------------------------------------------
 #: helper threads (fastcopy/dma/crew.py) spin this long after their last chunk before they sleep, so calls in a
 #: row pay no thread wake-up (measured on the 2-core VM: waking an idle core costs 15-90 us; 1 MiB DataCopy

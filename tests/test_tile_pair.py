@@ -390,3 +390,38 @@ def test_the_helpers_are_stopped_and_joined_at_exit():
     env = dict(os.environ, FASTCOPY_THREADS="2")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+@pytest.mark.parametrize("pair_spin", [False, True])
+def test_after_a_pair_call_the_helper_spins_its_own_window(monkeypatch, pair_spin):
+    """A helper that ran a pair call stays awake for config.PAIR_SPIN_US (a tile loop's Mmad between two loads
+    must not put it to sleep), else for config.SPIN_US; backing off, it sleeps at once either way. (Windows of
+    1 us and a minute: the verdicts wait for the thread, they time nothing.)"""
+    import time
+
+    crew.stop()
+    monkeypatch.setattr(config, "SPIN_US", 60e6)  # (awake while the calls below find it)
+    monkeypatch.setattr(config, "PAIR_SPIN_US", 120e6 if pair_spin else 0.0)
+    buf, src = _dense(65536, 0, 9)
+    kernel, head = crew.dense_pair(buf, 64, src, 3, 65536)
+    box = crew._state["box"]
+
+    def asleep_within(seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if box[KC.SLEEPING] > 0:
+                return True
+            time.sleep(0.005)
+        return False
+
+    end = time.monotonic() + 30
+    while box[KC.HELPED] == 0 and time.monotonic() < end:
+        kernel(head)
+    assert box[KC.HELPED] > 0, "the helper never ran a pair call"
+    box[KC.SPIN] = box[KC.T_SPIN] = 1  # the crew's window now ~0: only a pair call's own window keeps it awake
+    assert asleep_within(0.2 if pair_spin else 30) != pair_spin
+    if pair_spin:  # backing off: the helpers sleep at once, whatever the window
+        box[KC.SPIN] = 0
+        assert asleep_within(30)
+    assert np.array_equal(buf[64:64 + 65536], src[3:3 + 65536])
+    crew.stop()

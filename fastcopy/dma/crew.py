@@ -70,6 +70,7 @@ def tune(box=None) -> None:
     big = 1 << 62
     box[crew.T_SPIN] = int(config.SPIN_US * ticks)
     box[crew.SPIN] = box[crew.T_SPIN]
+    box[crew.T_PAIR_SPIN] = int(max(config.PAIR_SPIN_US, config.SPIN_US) * ticks)
     box[crew.T_WAKE_BYTES] = min(int(config.WAKE_BYTES), big)
     box[crew.T_GAP] = int(config.WAKE_GAP * 1e6 * ticks)
     slow = config.SLOW_HELPER * 1024

@@ -44,7 +44,7 @@ WORD, DONE, STOP, SLEEPING, WAKE, SPIN = 0, 8, 16, 17, 18, 19
 KIND, NCHUNK, DADDR, DLEN, DBASE, SADDR, SLEN, SBASE, WIDTH, VALUE, NT, TADDR, TCOLS, NBYTES = range(24, 38)
 # the caller's side (written under LOCK): back-off state, the last call's TSC, counters; then the policy
 LOCK, SKIP, BACKOFF, LAST, SHARED, ALONE, STREAK, TAKEN_BACK = range(40, 48)
-T_SPIN, T_WAKE_BYTES, T_GAP, T_SLOW, T_MAX_BACKOFF, T_POLL, T_WAKE_AFTER = range(48, 55)
+T_SPIN, T_WAKE_BYTES, T_GAP, T_SLOW, T_MAX_BACKOFF, T_POLL, T_WAKE_AFTER, T_PAIR_SPIN = range(48, 56)
 # the pair lane (:func:`pair`), one writer per cache line: the caller posts (LANE: the call's number, LANE_JOB: its
 # header's address), the helper that takes the call says so in CLAIM and ends it in LANE_DONE (2 * number, + 1 if it
 # found the call taken back), the caller takes a call back (one the helper has not claimed) in STEAL
@@ -318,16 +318,22 @@ def _poll(box):
 @njit(nogil=True, cache=True)
 def serve(box):
     """A helper, for the life of the process: run chunks as jobs come; after ``box[SPIN]`` TSC ticks without
-    work, sleep on the box's futex until a caller wakes it. Returns when told to stop."""
+    work (``box[T_PAIR_SPIN]`` after a pair call, while not backing off), sleep on the box's futex until a caller
+    wakes it. Returns when told to stop."""
     last = rdtsc()
+    bonus = 0  # (after a pair call: T_PAIR_SPIN - T_SPIN more ticks of spinning, unless backing off)
     while atomic_load(box, STOP) == 0:
         ran = _work(box, True)
-        if atomic_load(box, LANE) > atomic_load(box, CLAIM) and _help_pair(box):
-            ran += 1
+        if ran:
+            bonus = 0
+        if atomic_load(box, LANE) > atomic_load(box, CLAIM):
+            if _help_pair(box):
+                ran += 1
+            bonus = max(box[T_PAIR_SPIN] - box[T_SPIN], 0)
         if ran:
             atomic_add(box, HELPED, ran)  # (chunks the helpers ran: a statistic)
             last = rdtsc()
-        elif rdtsc() - last <= atomic_load(box, SPIN):
+        elif 0 < atomic_load(box, SPIN) and rdtsc() - last <= atomic_load(box, SPIN) + bonus:
             _poll(box)
         else:
             atomic_add(box, SLEEPING, 1)
