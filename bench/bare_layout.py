@@ -13,6 +13,8 @@ round runs the variants in a fresh random order (each follows each other about e
 
     python bench/bare_layout.py            # the ceiling table
     python bench/bare_layout.py --tiles    # also sweep tile sizes and thread splits (slow)
+    python bench/bare_layout.py --api      # from_nz / NZ2ND through the API (a repeat, the full path) beside
+                                           # the bare job of the same plan and the ceiling
 """
 
 from __future__ import annotations
@@ -174,6 +176,76 @@ def dense_cases():
             "streaming stores, 2 threads": _job(crew.DENSE, dl, s, halves, size, 2, True)}
 
 
+def api_funcs(what: str, es: int, n: int = N) -> tuple:
+    """``(nbytes, funcs, outputs)``: one layout case through the public API beside the same kernel bare: a repeat
+    (``from_nz`` into the same ``out=``: its remembered crew job; NZ2ND: the same tensors and params, the prepared
+    job), the full path (``from_nz`` with a list shape, which is never remembered; NZ2ND into new GlobalTensors
+    each call), the bare job of the call's own plan (its header made once), the plain-copy ceiling and the numpy
+    way and ``np.copyto`` of the matrix, each writing its own output. ``outputs``: the arrays they write (name ->
+    array; every one of them the matrix once its function ran)."""
+    import fastcopy as fc
+    from fastcopy import DataCopy, GlobalTensor, TPipe, TPosition, formats
+    from fastcopy.dma.run import layout_job
+
+    name = {2: "half", 4: "float"}[es]
+    burst, geo, make_src, numpy_way = geometry("from_nz" if what == "from_nz" else "NZ2ND", es, n=n)
+    a = _matrix(es, n).view({2: np.float16, 4: np.float32}[es]).reshape(n, n)
+    outs = {k: aligned_empty(a.nbytes, (n, n), a.dtype, offset=16) for k in ("repeat", "full", "bare", "numpy", "copy")}
+    if what == "from_nz":
+        src = fc.to_nz(a)
+        fc.from_nz(src, (n, n), out=outs["repeat"])
+        plan = formats.from_nz_call(src, (n, n), None, outs["bare"])[1]
+        funcs = {"API, a repeat (its remembered job)": lambda: fc.from_nz(src, (n, n), out=outs["repeat"]),
+                 "API, the full path (planned, checked)": lambda: fc.from_nz(src, [n, n], out=outs["full"])}
+    else:
+        rows = n // 2
+        pipe = TPipe(capacities={"UB": 2 * a.nbytes})
+        ub = pipe.alloc(TPosition.VECOUT, name, a.size)
+        ub.numpy()[:] = fc.to_nz(a.reshape(n // rows, rows, n), c0=16).reshape(-1)
+        ub.set_defined()
+        src = ub.numpy()
+        q = fc.nz2nd_params(rows, n, name)
+        calls = [(GlobalTensor(outs["repeat"])[k * n], ub[k * n]) for k in range(0, n, rows)]
+
+        def repeat():
+            for g, u in calls:
+                DataCopy(g, u, q)
+
+        def full():
+            for k in range(0, n, rows):
+                DataCopy(GlobalTensor(outs["full"])[k * n], ub[k * n], q)
+        funcs = {"API, a repeat (its prepared job)": repeat, "API, the full path (new tensors each call)": full}
+        plan = None
+    sb = src.reshape(-1).view(np.uint8)
+    if plan is not None and layout_job(plan, outs["bare"].reshape(-1).view(np.uint8), sb) is not None:
+        head = layout_job(plan, outs["bare"].reshape(-1).view(np.uint8), sb)
+        funcs["bare job of the call's plan"] = lambda: crew.run_job(head[0])
+    else:
+        funcs["bare job of the call's plan"] = transpose(outs["bare"].reshape(-1).view(np.uint8), sb, burst, geo)
+    funcs["no transpose: dense streaming copy, 2 threads"] = dense(aligned_empty(sb.size), sb)
+    funcs["numpy"] = numpy_way(sb, outs["numpy"].reshape(-1).view(np.uint8))
+    funcs["copyto"] = lambda: np.copyto(outs["copy"], a)
+    return a.nbytes, funcs, outs
+
+
+def api_rows() -> list[str]:
+    """The table of :func:`api_funcs` for the four NZ -> ND target cases (``--api``)."""
+    out = [f"| {'through the API, beside the bare kernel':84} | {'time':>9} | {'x copyto':>8} | {'x numpy':>7} |",
+           f"|{'-' * 86}|{'-' * 11}|{'-' * 10}|{'-' * 9}|"]
+    for what, es in (("from_nz", 2), ("NZ2ND", 2), ("from_nz", 4), ("NZ2ND", 4)):
+        nbytes, funcs, _ = api_funcs(what, es)
+        m = measure(funcs, nbytes)
+        title = f"{what} {N}x{N} {'half' if es == 2 else 'float'}"
+        for k, t in m.items():
+            if k not in ("copyto", "numpy"):
+                out.append(f"| {(title + ': ' + k)[:84]:84} | {t * 1e3:6.2f} ms | {m['copyto'] / t:8.2f} | "
+                           f"{m['numpy'] / t:7.2f} |")
+                print(out[-1], file=sys.stderr, flush=True)
+        out.append(f"| {(title + ': the numpy way')[:84]:84} | {m['numpy'] * 1e3:6.2f} ms | "
+                   f"{m['copyto'] / m['numpy']:8.2f} | {1:7.2f} |")
+    return out
+
+
 def measure(funcs: dict, nbytes: int, rounds: int = 11, seed: int = 0) -> dict:
     """Median seconds per call of each function; every round in a fresh random order (seeded)."""
     number = max(1, (8 << 20) // nbytes)
@@ -216,4 +288,4 @@ def rows(sweep=False, only=()) -> list[str]:
 
 if __name__ == "__main__":
     words = tuple(a for a in sys.argv[1:] if not a.startswith("--"))
-    print("\n".join(rows("--tiles" in sys.argv, words)))
+    print("\n".join(api_rows() if "--api" in sys.argv else rows("--tiles" in sys.argv, words)))

@@ -40,3 +40,17 @@ def test_bare_rows_write_the_numpy_ways_bytes(what, es):
         dst = bl.aligned_empty(src.size, offset=16)
         bl.dense(dst, src, **kw)()
         assert np.array_equal(dst, src), kw
+
+
+@pytest.mark.parametrize("what", ["from_nz", "NZ2ND"])
+@pytest.mark.parametrize("es", [2, 4])
+def test_api_rows_write_the_matrix(what, es):
+    """``--api``: the API calls (a repeat, the full path), the bare job of their plan and the numpy way each leave
+    the matrix in their own output."""
+    nbytes, funcs, outs = bl.api_funcs(what, es, n=N)
+    for name, f in funcs.items():
+        f()
+        f()
+    want = outs["copy"]
+    for name in ("repeat", "full", "bare", "numpy"):
+        assert np.array_equal(outs[name].view(np.uint8), want.view(np.uint8)), name
