@@ -113,23 +113,19 @@ def rows() -> list[str]:
     make_plan, execute, run_raw = lower.make_plan, api_mod.execute, api_mod.run_raw
     make_tailed_plan = lower.make_tailed_plan
 
-    def timed_make_plan(*a, **k):
-        t0 = clock()
-        plan = make_plan(*a, **k)
-        acc["make_plan"] += clock() - t0
-        acc["steps"] += len(plan.steps)
-        acc["ksteps"] += len(plan.ksteps)
-        acc["plans"] += 1
-        return plan
+    def timed(build):  # (make_plan, and make_tailed_plan: new ND2NZ / DataCopyPad calls, see dma/lower.py)
+        def call(*a, **k):
+            t0 = clock()
+            plan = build(*a, **k)
+            acc["make_plan"] += clock() - t0
+            acc["steps"] += len(plan.steps)
+            acc["ksteps"] += len(plan.ksteps)
+            acc["plans"] += 1
+            return plan
 
-    def timed_make_tailed_plan(*a, **k):  # (new ND2NZ calls: rows with a tail, see dma/lower.py)
-        t0 = clock()
-        plan = make_tailed_plan(*a, **k)
-        acc["make_plan"] += clock() - t0
-        acc["steps"] += len(plan.steps)
-        acc["ksteps"] += len(plan.ksteps)
-        acc["plans"] += 1
-        return plan
+        return call
+
+    timed_make_plan, timed_make_tailed_plan = timed(make_plan), timed(make_tailed_plan)
 
     def timed_execute(*a, **k):
         t0 = clock()
@@ -145,7 +141,7 @@ def rows() -> list[str]:
     mods = (dc_mod, nz_mod, pad_mod, slice_mod, formats_mod)
     for m in mods:
         m.make_plan = timed_make_plan
-    nz_mod.make_tailed_plan = timed_make_tailed_plan
+    nz_mod.make_tailed_plan = pad_mod.make_tailed_plan = timed_make_tailed_plan
     api_mod.execute, api_mod.run_raw = timed_execute, timed_run_raw
     out = [f"| {'first call of new parameters':30} | {'whole':>8} | {'planning':>8} | {'make_plan':>9} | "
            f"{'execute':>8} | {'steps':>5} | {'kernel steps':>12} | {'per step':>8} |",
@@ -168,7 +164,7 @@ def rows() -> list[str]:
     finally:
         for m in mods:
             m.make_plan = make_plan
-        nz_mod.make_tailed_plan = make_tailed_plan
+        nz_mod.make_tailed_plan = pad_mod.make_tailed_plan = make_tailed_plan
         api_mod.execute, api_mod.run_raw = execute, run_raw
     for name, vals in runs.items():
         w, mp, ex, st, ks = (float(v) for v in np.median(np.array(vals), axis=0))
