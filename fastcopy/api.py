@@ -244,19 +244,20 @@ def LoadData(dst, src, params, config=None, **kwargs) -> None:  # noqa: N802
 
     A repeat of a call (same tensors and parameters, the registers it reads unchanged) skips planning.
     """
-    if type(dst) is LocalTensor and not kwargs:
-        # the quickest repeat, inline (a whole tile's bound kernel: ~60 ns of a ~1.4 us call less than through
-        # _again, which does the same tests and the rest; keep the two alike)
+    if config is None and type(dst) is LocalTensor and not kwargs:
+        # the quickest repeat of a 2D load, inline (a whole tile's bound kernel: ~30-60 ns of a ~1.4 us call less
+        # than through _again, which does the same tests and the rest; keep the two alike; a 3D load with a
+        # config object goes straight to _again: the tests here would only be repeated there)
         m = dst._prepared
         m = None if m is None else m.get(_LD)
-        if m is not None and m[0] is type(params) and m[1] is params._key and m[4] is src and config is m[2]:
+        if m is not None and m[0] is type(params) and m[1] is params._key and m[4] is src and m[2] is None:
             e = m[5]
             f = e[5]
             if e[0].version == e[1] and f and f[2].known is f[3] and f[4].known is f[5] and not OBSERVERS:
                 f[0](*f[1])
                 return
-        if _again(_LD, _LD_ALL, dst, src, params, config):
-            return
+    if not kwargs and _again(_LD, _LD_ALL, dst, src, params, config):
+        return
     kind = type(params)
     cp = _cp
     if kind is cp.LoadData2DParams or kind is cp.LoadData2DParamsV2:
