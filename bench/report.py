@@ -4,7 +4,8 @@
 2. every issue-11 speed target, each case interleaved with its baselines (bench/interleaved.py: the ratios that
    survive this machine's drifting bandwidth), with the target and whether this run met it;
 3. the layout cases again on one thread (FASTCOPY_THREADS=1);
-4. the ceiling: the same kernels called bare, without any fastcopy code around them (bench/bare_layout.py);
+4. the ceiling: the same kernels called bare, without any fastcopy code around them (bench/bare_layout.py), and
+   the NZ -> ND rows through the API beside the bare job of the same plan (bench/bare_layout.py --api);
 5. per-call overheads (cached 1 KiB call, new parameters and a repeated call per op family, first call into a
    fresh TPipe), where a new plan's time goes (bench/plan_floor.py) and process start-up (import, one
    `fastcopy run` of a small case).
@@ -255,6 +256,9 @@ def sections(expr: str | None) -> list[str]:
         emit("The ceiling: the same kernels called bare, without any fastcopy code around them "
              "(bench/bare_layout.py):", "")
         emit(*bare_layout.rows(), "")
+        emit("The NZ -> ND layout rows through the API beside the bare job of the same plan, each into its own "
+             "output (bench/bare_layout.py --api):", "")
+        emit(*bare_layout.api_rows(), "")
     emit(f"| {'overhead':60} | {'measured':>18} | {'target':>10} | {'':>7} |",
          f"|{'-' * 62}|{'-' * 20}|{'-' * 12}|{'-' * 9}|")
     emit(*call_overhead(), *startup())
