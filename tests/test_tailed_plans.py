@@ -249,3 +249,23 @@ def test_errors_leave_destination_and_plane_unchanged():
     with pytest.raises(FastCopyError):
         DataCopy(dst, src, Nd2NzParams(1, 16, 37, 0, 37, 0, 1, 0))  # dstNzC0Stride 0: a range error
     assert np.array_equal(dst.numpy(), before[0]) and np.array_equal(dst.defined(), before[1])
+
+
+def test_stand_in_runs_numpy_early_then_numba(kernels):
+    """The stand-in of a process's first calls (numpy for small early calls, numba from then on) writes the same
+    bytes and plane either way."""
+    from fastcopy import config
+    from fastcopy.dma import kernels as K
+
+    K.use("auto")
+    try:
+        _, src, dst, p = _nd2nz_pair(d=37)
+        pipe2, _, other, _ = _nd2nz_pair(d=37)
+        DataCopy(dst, src, p)  # (early and small: the numpy twin)
+        K._calls = config.CALLS_BEFORE_KERNELS  # (the next call loads and runs the numba kernel)
+        DataCopy(other, src, Nd2NzParams(1, 16, 37, 0, 37, 16, 1, 0))
+        assert K.loaded()
+        assert np.array_equal(dst.numpy().view(np.uint16), other.numpy().view(np.uint16))
+        assert np.array_equal(dst.defined(), other.defined())
+    finally:
+        K.use(kernels)

@@ -179,7 +179,7 @@ def fast_call(plan, prep, dst, src) -> list:
                                                                                             (dbase, sview))
     elif dview is _run.STEPS:
         call = None
-        if len(dbase) == 1:
+        if len(dbase) == 1 and dbase[0][0] in _STEP_KERNELS:  # (not a copy_tailed call: its fill value is a 7th)
             kind, a, b, c, d, m = dbase[0]
             args = (a, b, c) if kind == "steps" else (a, b, m, c) if kind == "fill" else (a, b, c, d, m)
             call = kind == "elements" and _pair(crew.ELEMENTS, a, b, c, d, m) or (getattr(K, _STEP_KERNELS[kind]),
