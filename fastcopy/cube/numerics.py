@@ -8,6 +8,10 @@ most ``2*gamma_k*sum|a*b|`` (``gamma_k = k*2^-53/(1 - k*2^-53)``), bounded with 
 the final rounding maps the whole interval around the BLAS sum to one result, that result is the ordered one
 (rounding is monotone); the few elements whose interval straddles a rounding boundary are recomputed in the
 stated order. Non-finite inputs take the ordered path for everything.
+
+A NaN sum is made positive before the encoding: its sign would depend on the order of the additions (x86 keeps the
+first operand of NaN + NaN, inf * 0 and inf - inf give a negative NaN), so every NaN an Mmad writes is the
+positive canonical quiet NaN.
 """
 
 from __future__ import annotations
@@ -90,7 +94,8 @@ def matmul_rounded(a: np.ndarray, b: np.ndarray, c0, encode, f32: bool = False) 
             settle_f32(np.ascontiguousarray(a), np.ascontiguousarray(b), s, c, c0 is not None, _scale(a.shape[1]), out)
             return encode(out)
         if not (np.isfinite(a).all() and np.isfinite(b).all()) or (c0 is not None and not np.isfinite(c0).all()):
-            return encode(_add(matmul_ordered(a, b), c0))
+            s = _add(matmul_ordered(a, b), c0)
+            return encode(np.abs(s, out=s, where=np.isnan(s)))
         s = blas_matmul(a, b)
         out = encode(_add(s, c0))
         err = np.outer(np.abs(a).sum(axis=1), np.abs(b).max(axis=0, initial=0.0)) * _scale(a.shape[1])

@@ -23,8 +23,8 @@ def ordered_dots(a, bt, rows, cols, out):  # pragma: no cover - compiled
 def settle_f32(a, b, s, c0, has_c0, scale, out):  # pragma: no cover - compiled
     """For float32 results: ``out = s + c0`` where the float32 rounding of every value within
     ``+-scale*rowsum|a|*colmax|b|`` of the sum agrees; elsewhere (also wherever an input is inf or NaN, which makes
-    the interval NaN) the ordered sum plus ``c0``. Returns the count of recomputed elements. ``s`` holds BLAS sums
-    (any order)."""
+    the interval NaN) the ordered sum plus ``c0``, a NaN made positive. Returns the count of recomputed elements.
+    ``s`` holds BLAS sums (any order)."""
     m, k = a.shape
     n = b.shape[1]
     rs = np.empty(m)
@@ -53,7 +53,8 @@ def settle_f32(a, b, s, c0, has_c0, scale, out):  # pragma: no cover - compiled
                 acc = 0.0
                 for p in range(k):
                     acc += a[i, p] * b[p, j]
-                out[i, j] = acc + c
+                r = acc + c
+                out[i, j] = abs(r) if r != r else r  # NaN: positive, whatever the order of the additions
                 redo += 1
     return redo
 
@@ -131,7 +132,7 @@ def settle_store_f32(a, b, s, c0, has_c0, scale, ra, la, cb, lb, ctrl48, dst_f, 
     order is exact (all products are multiples of ``2^(lsb_a[i] + lsb_b[j])`` and ``sum |a*b| < 2^(that + 53)``),
     or every value within ``scale * sum |a| * max |b|`` of it rounds to the same float32. Otherwise (and for NaN)
     the ordered sum is formed. Encoding: nearest even; INF_NAN mode (``ctrl48``): overflow -> +-inf, NaN ->
-    canonical quiet NaN with the sign; saturation mode: overflow and +-inf -> +-FLT_MAX, NaN -> +0. Returns the
+    the positive canonical quiet NaN; saturation mode: overflow and +-inf -> +-FLT_MAX, NaN -> +0. Returns the
     count of elements summed in the stated order. Pass 1 is branch-free; pass 2 runs only if needed."""
     m, k = a.shape
     n = b.shape[1]
@@ -176,11 +177,8 @@ def settle_store_f32(a, b, s, c0, has_c0, scale, ra, la, cb, lb, ctrl48, dst_f, 
                     acc += a[i, p] * b[p, j]
                 r = acc + c
                 redo += 1
-            if r != r:
-                if ctrl48:
-                    dst_u[row] = np.uint32(0xFFC00000) if np.signbit(r) else np.uint32(0x7FC00000)
-                else:
-                    dst_u[row] = np.uint32(0)
+            if r != r:  # the sign of a NaN sum depends on the order of the additions: always positive
+                dst_u[row] = np.uint32(0x7FC00000) if ctrl48 else np.uint32(0)
             else:
                 f = np.float32(r)
                 if not ctrl48 and (f == np.inf or f == -np.inf):

@@ -11,12 +11,15 @@ Operand element offsets (``K0 = 32 / sizeof(input)``, ``M1, N1, K1 = ceil(m/16),
 
 For every ``i < 16*M1``, ``j < 16*N1``: ``acc = sum_{p<k} A(i,p)*B(p,j)`` in binary64 (Python floats), added in
 increasing ``p``; ``C = round(acc + C0)`` once (floats) or ``clamp(acc + C0)`` (integers). ``C0`` is 0
-(``cmatrixInitVal and not isBias``), the bias ``bias[j]``, or the current ``C(i, j)``. The result is defined iff
-the row of A, the column of B and ``C0`` are.
+(``cmatrixInitVal and not isBias``), the bias ``bias[j]``, or the current ``C(i, j)``. A NaN ``acc + C0`` is
+written as the positive canonical quiet NaN: its sign would depend on the order of the additions (even CPython's
+``+`` keeps the first or the second NaN of NaN + NaN depending on whether the interpreter has specialised the
+addition). The result is defined iff the row of A, the column of B and ``C0`` are.
 """
 
 from __future__ import annotations
 
+import math
 
 from . import cube_quant
 
@@ -52,6 +55,7 @@ def mmad(c, c_def, a, a_def, b, b_def, m, n, k, k0, layout_a, k1s=None, gemv=Fal
             if int_range:
                 new_c[ic] = min(max(acc + int(c0), int_range[0]), int_range[1])
             else:
-                new_c[ic] = cube_quant.encode(acc + float(c0), out_kind, ctrl48)
+                v = acc + float(c0)
+                new_c[ic] = cube_quant.encode(math.fabs(v) if math.isnan(v) else v, out_kind, ctrl48)
             new_def[ic] = ok and not (gemv and i % 16 != 0)
     return new_c, new_def
