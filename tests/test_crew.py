@@ -239,6 +239,11 @@ def test_a_forked_child_starts_its_own_helpers(tmp_path):
             "assert np.array_equal(d, s)\n"
             "crew.stop()\n"
             "print('ok')\n")
+    run_ok(code)
+
+
+def run_ok(code: str) -> None:
+    """Run ``code`` in a fresh interpreter with two threads; it must print ``ok`` and exit 0."""
     env = dict(os.environ, FASTCOPY_THREADS="2")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

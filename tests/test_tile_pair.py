@@ -7,14 +7,15 @@ calling at once, and a forked child."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 
 import numpy as np
 import pytest
 from numba import njit
+from test_crew import _numba_and_threads, run_ok  # noqa: F401 (its autouse fixture: numba, two threads, crew on,
+# no back-off on a busy machine)
+from test_cube_in_speed_kernels import _bytes
+from test_cube_in_speed_kernels import _fill_src as _fill
 
 import fastcopy as fc
 from fastcopy import config
@@ -29,20 +30,6 @@ pytestmark = [pytest.mark.skipif(not crew.SUPPORTED, reason="helper threads need
               pytest.mark.filterwarnings("error::fastcopy.FastCopyWarning")]
 POISON = 0xFF
 GUARD = 0xA5
-
-
-@pytest.fixture(autouse=True)
-def _two_threads(monkeypatch):
-    K.load()
-    monkeypatch.setattr(config, "THREADS", 2)
-    monkeypatch.setattr(crew, "ENABLED", True)
-    monkeypatch.setattr(config, "SLOW_HELPER", float("inf"))  # no back-off on a busy machine (timing-free)
-    crew.tune()
-    crew.reset()
-    yield
-    monkeypatch.undo()
-    crew.tune()
-    crew.reset()
 
 
 def _private_box():
@@ -188,21 +175,6 @@ def test_halves_of_an_element_transpose(w, nb, tiles, extra):
 
 
 # ------------------------------------------------------------------------------------------ through the public API
-def _fill(t, seed: int, undefined: bool) -> None:
-    raw = np.random.default_rng(seed).integers(0, 256, t.nbytes, dtype=np.uint8)
-    t.numpy().view(np.uint8)[:] = raw
-    mask = np.ones(t.size, bool)
-    if undefined:
-        mask[np.random.default_rng(seed + 1).integers(0, t.size, 5)] = False
-    t.set_defined(mask)
-
-
-def _bytes(t):
-    plane = t.memory.plane
-    lo, hi = t.offset, t.offset + t.nbytes
-    return t.memory.data[lo:hi].copy(), np.ones(t.nbytes, bool) if plane is None else plane[lo:hi].astype(bool)
-
-
 #: name: (product, source position, destination position, dtype, elements, call(dst, src), reference(want, ...))
 def _cases():
     def load2d(transpose, dtype, es):
@@ -340,9 +312,7 @@ def test_a_forked_child_runs_bound_tiles_alone_and_exact():
             "assert os.waitstatus_to_exitcode(status) == 0, status\n"
             "assert all(check(200 + k) for k in range(40))\n"
             "print('ok')\n")
-    env = dict(os.environ, FASTCOPY_THREADS="2")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+    run_ok(code)
 
 
 def test_no_helper_thread_can_start_then_tiles_run_alone(monkeypatch):
@@ -387,9 +357,7 @@ def test_the_helpers_are_stopped_and_joined_at_exit():
             "for _ in range(20):\n"  # (a new crew starts for other calls; the exit hook stops it too)
             "    fc.LoadData(a2, a1, p)\n"
             "print('ok')\n")
-    env = dict(os.environ, FASTCOPY_THREADS="2")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+    run_ok(code)
 
 
 @pytest.mark.parametrize("pair_spin", [False, True])
