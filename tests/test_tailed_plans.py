@@ -269,3 +269,25 @@ def test_stand_in_runs_numpy_early_then_numba(kernels):
         assert np.array_equal(dst.defined(), other.defined())
     finally:
         K.use(kernels)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(steps=tailed_programs(), seed=st.integers(0, 2**32 - 1), shift=st.integers(-300, 300))
+def test_tailed_plan_on_one_memory_reads_before_writing(steps, seed, shift):
+    """Source and destination windows of one memory (they may share bytes): the runner's aliasing test sends the
+    plan to the exact path, which reads every source byte before writing (the model)."""
+    rng = np.random.default_rng(seed)
+    mem = make_memory(16384, 0, "random", rng)
+    s, d = window(mem, 4096, 8192), window(mem, 4096 + shift, 8192)
+    plan = tailed_plan("T", steps, s._sig, d._sig)
+    if plan is None:
+        return
+    model = snapshot(mem.memory)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        execute(plan, d, s)
+    model_run(steps, {0: model}, 0, 4096 + shift, 0, 4096, mem.memory.poison)
+    assert_same(mem.memory, model, "one memory")
