@@ -1,4 +1,5 @@
-"""LLVM memcpy / memset on array units, as numba intrinsics (cacheable, unlike ctypes calls)."""
+"""LLVM memcpy / memset on array units, addresses and views holding no reference, as numba intrinsics (cacheable,
+unlike ctypes calls)."""
 
 from numba import types
 from numba.core import cgutils
@@ -45,5 +46,23 @@ def address(typingctx, arr, i):
     def codegen(context, builder, signature, args):
         ary = context.make_array(signature.args[0])(context, builder, args[0])
         return builder.ptrtoint(builder.gep(ary.data, [args[1]]), context.get_value_type(types.intp))
+
+    return sig, codegen
+
+
+@intrinsic
+def unowned(typingctx, arr):
+    """``arr`` as a view holding no reference (a null meminfo): numba's reference counting of it, and of every
+    slice of it and every call it is handed to, is then a null test instead of an atomic instruction (which
+    waits for every store in flight). The caller keeps ``arr`` alive while the view is used."""
+    sig = arr(arr)
+
+    def codegen(context, builder, signature, args):
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        view = context.make_array(signature.return_type)(context, builder)
+        for field in ("parent", "nitems", "itemsize", "data", "shape", "strides"):
+            setattr(view, field, getattr(ary, field))
+        view.meminfo = context.get_constant_null(types.MemInfoPointer(types.voidptr))
+        return view._getvalue()
 
     return sig, codegen

@@ -24,7 +24,7 @@ Everything static about a step travels in one int64 array ``meta``; its layout i
 import numpy as np
 from numba import njit
 
-from .intrinsics import address, memcpy_units, memset_units
+from .intrinsics import address, memcpy_units, memset_units, unowned
 from .layout import copy32_nt, store_fence
 
 MEMCPY_BYTES = 512
@@ -156,7 +156,10 @@ def run_steps(dst, src, table):
     """A small plan's copies and fills in one call (the prepared repeat of a small img2col load: one dispatch
     instead of one per step, and few arguments: each costs in the dispatch): row ``k`` of ``table`` is
     ``[kind, value, dbase, sbase, meta...]``, a step's ``meta`` (padded) run as a copy (``kind`` 0) or as a fill of
-    ``value`` (``kind`` 1; the uint64 fill value's bits); every step on views of one width."""
+    ``value`` (``kind`` 1; the uint64 fill value's bits); every step on views of one width. The steps take views
+    holding no reference (:func:`unowned`): a step's row of ``table`` and a call's arguments otherwise cost eight
+    atomic reference counts per step (arrays from Python have an owner)."""
+    dst, src, table = unowned(dst), unowned(src), unowned(table)
     for k in range(table.shape[0]):
         meta = table[k, 4:]
         if table[k, 0] == 0:
