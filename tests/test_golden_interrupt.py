@@ -112,8 +112,17 @@ def _default_sigint():
 
 
 def _manifests(root) -> set:
-    return {(f, os.stat(os.path.join(f, "manifest.json")).st_mtime_ns) for f, _, files in os.walk(root)
-            if "manifest.json" in files}
+    """(folder, manifest mtime) of every manifest under ``root`` now. The batch runs meanwhile: a hidden folder
+    listed by the walk may be renamed into place before its manifest is stat'ed; it is then seen under its final
+    name at the next look."""
+    found = set()
+    for f, _, files in os.walk(root):
+        if "manifest.json" in files:
+            try:
+                found.add((f, os.stat(os.path.join(f, "manifest.json")).st_mtime_ns))
+            except FileNotFoundError:
+                continue
+    return found
 
 
 def _wait_for_new_folder(root, proc, limit=60.0):
