@@ -21,8 +21,9 @@ helper. Its policy numbers are box slots that :mod:`fastcopy.dma.crew` sets from
 the box (one cache line each way, the header never copied), the caller runs chunk 0 and a helper chunk 1, under
 the same lock, back-off and wake policy as :func:`go`.
 
-numba's on-disk cache of :func:`run_chunk` holds the kernels it calls (elements, layout, strided) but is
-checked only against this file: a change to one of them is not seen here until this file changes too.
+numba's on-disk cache of :func:`run_chunk` holds the kernels it calls (elements, layout, strided); numba checks
+it only against this file, so :mod:`fastcopy.kernels.cache` stamps every kernel's cache with one digest of all the
+kernel sources: a change to any of them recompiles :func:`run_chunk` too.
 
 Arrays reach the helpers as addresses (the caller keeps them alive until :func:`join` returns). The box layout
 is private to this module and :mod:`fastcopy.dma.crew`; its slots are the constants below.
@@ -546,7 +547,7 @@ def pair(head):
     leanest hand-off: the call is posted on its own cache line (its number and the header's address), this
     thread runs chunk 0 while a spinning helper claims and runs chunk 1, and the helper's done word is the only
     line that comes back; the header and its table are never written, so they stay in both cores' caches. A
-    helper that has not claimed chunk 1 when this thread's own chunk is done and as long again is passed by:
+    helper that has not claimed chunk 1 when this thread's own chunk is done and a quarter as long again is passed by:
     this thread takes the chunk back and runs it. Alone (no post) when another thread holds the box, the crew
     is stopped, backing off, or the helper asleep (woken, as for :func:`go`, by a row of calls). Returns what
     it did (SHARED_CALL, ALONE_*)."""
