@@ -75,6 +75,17 @@ class ParamStruct:
         structdoc.present(cls, CTYPES)
 
     def __init__(self, *args, **kwargs):
+        if not kwargs:  # positional values (or none): each kept as it is when _coerce would keep it
+            plain = type(self).__dict__.get("_plain") or type(self)._plain_fields()
+            if len(args) <= len(plain):
+                values, coerce, n = {}, self._coerce, len(args)
+                for i, (f, lo, hi) in enumerate(plain):
+                    v = args[i] if i < n else f.default
+                    # (an int field's int value inside the widest bounds: what _coerce returns unchanged)
+                    values[f.name] = v if type(v) is int and lo is not None and lo <= v <= hi else coerce(f, v)
+                d = self.__dict__
+                d["_values"], d["_key"] = values, None
+                return
         name = type(self).__name__
         if len(args) > len(self.FIELDS):
             raise ParamTypeError(f"{name}: takes at most {len(self.FIELDS)} values "
@@ -128,6 +139,15 @@ class ParamStruct:
             raise ParamTypeError(f"{name}: {f.name}={value} does not fit {self._type_text(f)} [{lo}, {hi}]; "
                                  "the device would store it wrapped")
         return value
+
+    @classmethod
+    def _plain_fields(cls) -> tuple:
+        """``(field, lo, hi)`` per field in constructor order: the widest bounds of an integer field (whose int
+        values inside them :meth:`_coerce` returns unchanged), None for bool and ``T`` fields (cached per class)."""
+        plain = tuple((f, *cls._widest_bounds(f)) if f.ctype not in ("T", "bool") else (f, None, None)
+                      for f in cls.FIELDS)
+        cls._plain = plain
+        return plain
 
     @classmethod
     def _product_types(cls, f: Field) -> dict:

@@ -142,9 +142,31 @@ def run_program(prog: Program, skip_compute: bool = False, on_op=None, reuse: bo
     caught, notes = {}, []
     cores = CoreTracker(prog, gm) if prog.blocks > 1 else None
     tensors = {}
+    # one warnings capture for the whole program (each op takes the warnings issued while it ran); warnings that
+    # are not FastCopyWarnings are issued again after it, in order
+    got = []
+    try:
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always", FastCopyWarning)
+            _run_blocks(prog, gm, new_pipe, cores, on_op, skip_compute, got, caught, notes, tensors, placement)
+    finally:
+        if got:
+            _reissue(got)
+    outputs, more, empty = collect_outputs(prog, tensors)
+    if reuse:  # on-chip outputs are views of the pipe, which the next program clears: the result keeps copies
+        for name, (data, mask) in outputs.items():
+            if name not in gm:  # (gm: every GM buffer's tensor)
+                outputs[name] = (data.copy(), mask.copy())
+    return Result(prog, inputs, outputs, placement, caught, notes + more, empty)
+
+
+def _run_blocks(prog, gm, new_pipe, cores, on_op, skip_compute, got, caught, notes, tensors, placement) -> None:
+    """The ops of every core (block) in order, warnings recorded in ``got``; fills ``caught`` (op index ->
+    messages), ``notes``, ``placement``, and ``tensors`` (the GM buffers and the last core's local ones)."""
     for block in range(prog.blocks):
         pipe = new_pipe()
-        tensors = dict(gm)
+        tensors.clear()
+        tensors.update(gm)
         for buf in prog.buffers:  # one set of local tensors per core (its own TPipe)
             if buf.gm:
                 continue
@@ -166,15 +188,16 @@ def run_program(prog: Program, skip_compute: bool = False, on_op=None, reuse: bo
                 if op.block == block:
                     if on_op is not None:
                         on_op(op, tensors)
-                    _run_op(prog, op, tensors, pipe, caught, skip_compute)
+                    start = len(got)
+                    try:
+                        _run_op(prog, op, tensors, pipe, skip_compute)
+                    except BaseException:
+                        del got[start:]  # (a failed op's warnings go with it)
+                        raise
+                    if len(got) > start:
+                        _note_warnings(op, got, start, caught)
         if cores is not None:
             notes += cores.end(block)
-    outputs, more, empty = collect_outputs(prog, tensors)
-    if reuse:  # on-chip outputs are views of the pipe, which the next program clears: the result keeps copies
-        for name, (data, mask) in outputs.items():
-            if name not in gm:  # (gm: every GM buffer's tensor)
-                outputs[name] = (data.copy(), mask.copy())
-    return Result(prog, inputs, outputs, placement, caught, notes + more, empty)
 
 
 def _capacity_hint(exc: FastCopyError) -> FastCopyError:
@@ -189,18 +212,16 @@ def _capacity_hint(exc: FastCopyError) -> FastCopyError:
     return exc
 
 
-def _run_op(prog, op, tensors, pipe, caught, skip_compute=False) -> None:
+def _run_op(prog, op, tensors, pipe, skip_compute=False) -> None:
+    """One op (inside :func:`run_program`'s warnings capture)."""
     if isinstance(op, ComputeSpec):
         if skip_compute:  # a dry run: the step's buffers count as written (their values are not computed)
             for name in op.buffers:
                 tensors[name].set_defined()
             return
-        with warnings.catch_warnings(record=True) as got:
-            warnings.simplefilter("always", FastCopyWarning)
-            run_compute(prog, op, tensors)
-        _note_warnings(op, got, caught)
+        run_compute(prog, op, tensors)
         return
-    func = api_function(op.api)
+    func = api_function(op.api)  # (looked up at every call: fastcopy explain wraps the public functions)
     args, kwargs = [], {}
     if op.dst is not None:
         args += [_operand(tensors, op.dst), _operand(tensors, op.src)]
@@ -214,26 +235,32 @@ def _run_op(prog, op, tensors, pipe, caught, skip_compute=False) -> None:
         else:
             kwargs[kw] = _operand(tensors, ref)
     dtype = _np_dtype(op.dtype) if op.dtype else data_dtype
-    with warnings.catch_warnings(record=True) as got:
-        warnings.simplefilter("always", FastCopyWarning)
-        try:
-            args += [build_arg(a, dtype) for a in op.args]
+    try:
+        args += [build_arg(a, dtype) for a in op.args]
+        if op.kwargs:
             kwargs.update({k: build_arg(a, dtype) for k, a in op.kwargs})
-            func(*args, **kwargs)
-        except Exception as exc:  # noqa: BLE001 - every failure is reported with its op
-            raise CaseRunError(prog, op, exc) from exc
-    _note_warnings(op, got, caught)
+        func(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - every failure is reported with its op
+        raise CaseRunError(prog, op, exc) from exc
 
 
-def _note_warnings(op, got, caught) -> None:
-    msgs = []
-    for w in got:
-        if issubclass(w.category, FastCopyWarning):
-            msgs.append(str(w.message))
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+def _note_warnings(op, got: list, start: int, caught: dict) -> None:
+    """The FastCopyWarnings recorded since ``start`` become the op's messages (taken out of ``got``; the others
+    stay there, to be issued again after the program)."""
+    msgs, rest = [], []
+    for w in got[start:]:
+        (msgs if issubclass(w.category, FastCopyWarning) else rest).append(w)
+    del got[start:]
+    got += rest
     if msgs:
-        caught[op.index] = msgs
+        caught.setdefault(op.index, []).extend(str(w.message) for w in msgs)
+
+
+def _reissue(got: list) -> None:
+    """Issue again the warnings recorded during a program that are not FastCopyWarnings (numpy's, a compute
+    step's own), after the capture ended, so the caller's filters see them."""
+    for w in got:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 _MODULES: dict = {}

@@ -237,12 +237,18 @@ def api_function(api: str):
 def make_struct(name: str, fields: dict):
     """The ParamStruct ``name`` from a case's field dict; a nested struct field (``params = {Nz2NdParams =
     {...}}``) is built too."""
-    cls = struct_class(name)
-    order = _FIELD_ORDER.get(cls)
-    if order is None:
-        order = _FIELD_ORDER[cls] = tuple(f.name for f in cls.FIELDS)
-    if tuple(fields) == order and not any(isinstance(v, dict) for v in fields.values()):
-        return cls(*fields.values())  # (every field, in constructor order: the same struct, made faster)
+    hit = _FIELD_ORDER.get(name)
+    if hit is None:
+        cls = struct_class(name)
+        hit = _FIELD_ORDER[name] = (cls, tuple(f.name for f in cls.FIELDS))
+    cls, order = hit
+    if tuple(fields) == order:
+        values = tuple(fields.values())
+        for v in values:
+            if isinstance(v, dict):
+                break
+        else:
+            return cls(*values)  # (every field, in constructor order: the same struct, made faster)
     values = {}
     for k, v in fields.items():
         if isinstance(v, dict) and len(v) == 1 and struct_class(next(iter(v))) is not None:
@@ -252,7 +258,7 @@ def make_struct(name: str, fields: dict):
     return cls(**values)
 
 
-_FIELD_ORDER: dict = {}  # struct class -> its field names in constructor order
+_FIELD_ORDER: dict = {}  # struct name -> (its class, its field names in constructor order)
 
 
 def fixpipe_config(value: dict):
