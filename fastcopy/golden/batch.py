@@ -18,6 +18,7 @@ import sys
 import time
 from dataclasses import dataclass
 
+from .. import config
 from .case import load_case
 from .files import manifest_text
 from .schema import CaseError
@@ -148,9 +149,9 @@ def run_batch(paths, directory: str, jobs: int = 1, seed: int | None = None, str
         jobs = max(1, len(client.scheduler_info().get("workers", ())))
     else:
         jobs = max(1, min(int(jobs), npoints or 1))
-        if jobs == 1:
-            results = (run_chunk(c, ci, [pi], case_dirs[ci], strict, resume)
-                       for ci, c in enumerate(cases) if c is not None for pi in range(len(c)))
+        if jobs == 1:  # (chunks of one stage group: see config.STAGE_POINTS)
+            results = (run_chunk(cases[ci], ci, indices, case_dirs[ci], strict, resume)
+                       for ci, indices in make_chunks(cases, max(1, config.STAGE_POINTS)))
         else:
             results = _run_parallel(cases, case_dirs, jobs, strict, resume, chunk_size)
     interrupted = False

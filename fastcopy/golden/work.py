@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 import threading
 import time
-import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from .. import config
 from .case import Case
 from .engine import CaseRunError, run_program
 from .files import write_result
@@ -84,17 +84,99 @@ def point_dir(case_dir: str, case: Case, index: int) -> str:
 
 def run_chunk(case: Case, case_no: int, indices, case_dir: str, strict: bool = False,
               resume: bool = False) -> list:
-    """Run points ``indices`` of ``case`` into their folders under ``case_dir``; one :class:`Outcome` each (never
-    raises). The unit of work of ``--jobs`` workers and of Dask tasks alike."""
+    """Run points ``indices`` of ``case`` into their folders under ``case_dir``; one :class:`Outcome` each, in
+    the order of ``indices`` (never raises). The unit of work of ``--jobs`` workers and of Dask tasks alike.
+
+    The points go in groups of ``config.STAGE_POINTS``: each group's points are compiled, then run, then written
+    (:func:`run_point`'s steps and outcomes, stage by stage; see config.STAGE_POINTS)."""
+    points = [(pi, point_dir(case_dir, case, pi)) for pi in indices]
+    size = max(1, config.STAGE_POINTS)
     out = []
-    for pi in indices:
-        where = point_dir(case_dir, case, pi)
-        if resume and is_complete(where, case, pi):
-            label = f"{case.name}#{pi}" if case.is_sweep else case.name
-            out.append(Outcome(case_no, pi if case.is_sweep else None, label, True, directory=where, skipped=True))
-        else:
-            out.append(run_point(case, pi, where, strict, case_no))
+    for k in range(0, len(points), size):
+        out += _run_group(case, case_no, points[k:k + size], strict, resume)
     return out
+
+
+class _Staged:
+    """A point between the stages of :func:`_run_group`."""
+
+    __slots__ = ("index", "where", "label", "seconds", "prog", "result", "warns")
+
+    def __init__(self, index: int, where: str, label: str):
+        self.index, self.where, self.label, self.seconds = index, where, label, 0.0
+        self.prog = self.result = self.warns = None
+
+
+def _run_group(case: Case, case_no: int, points: list, strict: bool, resume: bool) -> list:
+    """:func:`run_point` for each ``(index, folder)`` of ``points``, stage by stage: every point compiled, then
+    every point run, then every point written; a point that fails at a stage gets its outcome there and skips
+    the rest; a point whose buffers are large is written as soon as it has run (``config.STAGE_BYTES``)."""
+    perf = time.perf_counter
+    sweep = case.is_sweep
+    out = []  # per point: its Outcome, or its _Staged while it is on its way
+    for pi, where in points:
+        label = f"{case.name}#{pi}" if sweep else case.name
+        if resume and is_complete(where, case, pi):
+            out.append(Outcome(case_no, pi if sweep else None, label, True, directory=where, skipped=True))
+            continue
+        st = _Staged(pi, where, label)
+        t0 = perf()
+        try:
+            st.prog = case.point(pi)
+            st.label = st.prog.label
+        except Exception as exc:  # noqa: BLE001 - one bad point never stops the batch
+            out.append(_failed(case, case_no, st, exc, perf() - t0))
+            continue
+        st.seconds = perf() - t0
+        out.append(st)
+    for k, st in enumerate(out):
+        if type(st) is not _Staged:
+            continue
+        t0 = perf()
+        try:
+            result = run_program(st.prog, reuse=True)
+            st.warns = result.all_warnings()
+            result.check(strict)
+        except Exception as exc:  # noqa: BLE001
+            out[k] = _failed(case, case_no, st, exc, st.seconds + perf() - t0)
+            continue
+        st.result, st.seconds = result, st.seconds + perf() - t0
+        if _result_bytes(result) > config.STAGE_BYTES:
+            out[k] = _write(case, case_no, st)
+    for k, st in enumerate(out):
+        if type(st) is _Staged:
+            out[k] = _write(case, case_no, st)
+    return out
+
+
+def _result_bytes(result) -> int:
+    n = 0
+    for arr in result.inputs.values():
+        n += arr.nbytes
+    for data, mask in result.outputs.values():
+        n += data.nbytes + mask.nbytes
+    return n
+
+
+def _write(case: Case, case_no: int, st: _Staged) -> Outcome:
+    """The last stage of a point: its folder written; its outcome."""
+    t0 = time.perf_counter()
+    result, st.result = st.result, None
+    try:
+        write_result(result, st.where)
+    except Exception as exc:  # noqa: BLE001
+        return _failed(case, case_no, st, exc, st.seconds + time.perf_counter() - t0)
+    return Outcome(case_no, st.index if case.is_sweep else None, st.label, True, "", st.warns,
+                   st.seconds + time.perf_counter() - t0, st.where)
+
+
+def _failed(case: Case, case_no: int, st: _Staged, exc: Exception, seconds: float) -> Outcome:
+    """The outcome of a point that raised ``exc`` (as :func:`run_point` reports it)."""
+    if isinstance(exc, (CaseError, CaseRunError)):
+        msg = str(exc)
+    else:
+        msg = f"{case.file}: {st.label}: {describe(exc)}"
+    return Outcome(case_no, st.index if case.is_sweep else None, st.label, False, msg, [], seconds, st.where)
 
 
 def make_chunks(cases, size: int) -> list:
@@ -112,27 +194,13 @@ def failed_outcomes(case: Case, case_no: int, indices, case_dir: str, reason: st
 
 def run_point(case: Case, index: int, directory: str, strict: bool = False, case_no: int = 0) -> Outcome:
     """Run and write one point; never raises (the failure is the outcome)."""
-    t0 = time.perf_counter()
-    label = f"{case.name}#{index}" if case.is_sweep else case.name
-    try:
-        prog = case.point(index)
-        label = prog.label
-        result = run_program(prog, reuse=True)
-        warns = result.all_warnings()
-        result.check(strict)
-        write_result(result, directory)
-        return Outcome(case_no, index if case.is_sweep else None, label, True, "", warns,
-                       time.perf_counter() - t0, directory)
-    except (CaseError, CaseRunError) as exc:
-        msg = str(exc)
-    except Exception as exc:  # noqa: BLE001 - one bad point never stops the batch
-        msg = f"{case.file}: {label}: {describe(exc)}"
-    return Outcome(case_no, index if case.is_sweep else None, label, False, msg, [], time.perf_counter() - t0,
-                   directory)
+    return _run_group(case, case_no, [(index, directory)], strict, False)[0]
 
 
 def describe(exc: BaseException) -> str:
     """``Type: message (at file:line)`` for unexpected errors (innermost frame)."""
+    import traceback
+
     tb = traceback.extract_tb(exc.__traceback__)
     where = f" (at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno})" if tb else ""
     return f"{type(exc).__name__}: {exc}{where}"

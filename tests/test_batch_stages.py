@@ -1,0 +1,269 @@
+"""The batch's cheaper paths give what the plain ones give: a chunk run stage by stage (compile, run, write in
+groups: fastcopy.golden.work) has the outcomes and files of one point at a time; a struct made from positional
+values (ParamStruct's fast constructor) is the one made from keywords; one warnings capture per program (the
+engine) attributes each op's warnings to it and issues the others again."""
+
+from __future__ import annotations
+
+import pathlib
+import warnings
+
+import numpy as np
+import pytest
+
+import fastcopy
+from fastcopy import config
+from fastcopy.golden import CaseError, CaseRunError, load_case, run_program, write_result
+from fastcopy.golden import work
+from fastcopy.params import ParamStruct
+
+# 6 points, p = 0..5 (arithmetic picks them out: 1 - min(abs(p - k), 1) is 1 at p = k, else 0): point 1 warns (a
+# count that rounds down, part of the output undefined), point 2 fails when compiled (a negative count), point 3
+# fails when it runs (blockCount 5000 is outside [1, 4095]), points 4 and 5 have 80 KB inputs (more than 64 KiB of
+# buffers: written as soon as they have run when STAGE_BYTES is 64 KiB)
+SWEEP = """
+name = "stages"
+product = "ATLAS_A2"
+seed = 5
+outputs = ["yGm"]
+
+[sweep]
+p = [0, 1, 2, 3, 4, 5]
+
+[buffers.xGm]
+dtype = "half"
+shape = ["=64 + 40000 * min(max(p - 3, 0), 1)"]
+init = {kind = "uniform", low = -1.0, high = 1.0}
+
+[buffers.u]
+position = "VECIN"
+dtype = "half"
+count = "=32 - 64 * (1 - min(abs(p - 2), 1))"
+
+[buffers.yGm]
+dtype = "half"
+shape = [32]
+
+[[ops]]
+api = "DataCopy"
+dst = "u"
+src = "xGm"
+params.DataCopyParams = {blockCount = "=1 + 4999 * (1 - min(abs(p - 3), 1))", blockLen = 2, srcGap = "=p", dstGap = 0}
+
+[[ops]]
+api = "DataCopy"
+dst = "yGm"
+src = "u"
+params = {count = "=32 - 8 * (1 - min(abs(p - 1), 1))"}
+"""
+
+
+def _files(folder: pathlib.Path) -> dict:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _one_at_a_time(case, index: int, directory: str):
+    """(ok, error text, warnings, label) of a point run the plain way: compiled, run, checked, written."""
+    label = f"{case.name}#{index}"
+    try:
+        prog = case.point(index)
+        label = prog.label
+        result = run_program(prog)
+        warns = result.all_warnings()
+        result.check()
+        write_result(result, directory)
+        return True, "", warns, label
+    except (CaseError, CaseRunError) as exc:
+        return False, str(exc), [], label
+
+
+def _sweep_case(tmp_path):
+    path = tmp_path / "stages.toml"
+    path.write_text(SWEEP)
+    return load_case(path)
+
+
+@pytest.mark.parametrize("group,stage_bytes", [(1, 1 << 16), (4, 1 << 16), (32, 1 << 16), (32, 0), (32, 1 << 40)])
+def test_a_chunk_in_stages_gives_the_outcomes_and_files_of_one_point_at_a_time(tmp_path, monkeypatch, group,
+                                                                               stage_bytes):
+    case = _sweep_case(tmp_path)
+    assert len(case) == 6
+    want = [_one_at_a_time(case, i, str(tmp_path / "plain" / f"{i:04d}")) for i in range(len(case))]
+    assert [w[0] for w in want] == [True, True, False, False, True, True]  # (the sweep fails where meant to)
+    monkeypatch.setattr(config, "STAGE_POINTS", group)
+    monkeypatch.setattr(config, "STAGE_BYTES", stage_bytes)
+    got = work.run_chunk(case, 3, range(len(case)), str(tmp_path / "staged"))
+    assert [o.index for o in got] == list(range(6)) and all(o.case == 3 for o in got)
+    assert [(o.ok, o.error, o.warnings, o.label) for o in got] == want
+    assert [o.directory for o in got] == [str(tmp_path / "staged" / f"{i:04d}") for i in range(6)]
+    for i, (ok, *_rest) in enumerate(want):
+        plain, staged = tmp_path / "plain" / f"{i:04d}", tmp_path / "staged" / f"{i:04d}"
+        assert staged.exists() == ok == plain.exists()
+        if ok:
+            assert _files(staged) == _files(plain)
+
+
+@pytest.mark.parametrize("stage_bytes,order", [
+    (1 << 40, "C0 C1 C3 C4 C5 R0 R1 R4 R5 W0 W1 W4 W5"),  # (point 2 fails compiled, point 3 run)
+    (0, "C0 C1 C3 C4 C5 R0 W0 R1 W1 R4 W4 R5 W5"),  # every result too large to keep: written at once
+    (1 << 16, "C0 C1 C3 C4 C5 R0 R1 R4 W4 R5 W5 W0 W1"),  # only points 4 and 5 are large
+])
+def test_stages_compile_run_write_and_large_results_are_written_at_once(tmp_path, monkeypatch, stage_bytes,
+                                                                        order):
+    case = _sweep_case(tmp_path)
+    events = []
+    point, run, write = type(case).point, work.run_program, work.write_result
+
+    def logged(tag, func, key):
+        def f(*args, **kwargs):
+            out = func(*args, **kwargs)
+            events.append(f"{tag}{key(args, out)}")
+            return out
+        return f
+
+    monkeypatch.setattr(type(case), "point", logged("C", point, lambda a, out: a[1]))
+    monkeypatch.setattr(work, "run_program", logged("R", run, lambda a, out: a[0].index))
+    monkeypatch.setattr(work, "write_result", logged("W", write, lambda a, out: int(a[1][-4:])))
+    monkeypatch.setattr(config, "STAGE_POINTS", 32)
+    monkeypatch.setattr(config, "STAGE_BYTES", stage_bytes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = work.run_chunk(case, 0, range(6), str(tmp_path / "out"))
+    assert [o.ok for o in got] == [True, True, False, False, True, True]
+    assert " ".join(events) == order  # (a point that raises logs no event at that stage)
+
+
+def test_run_point_is_a_group_of_one(tmp_path):
+    case = _sweep_case(tmp_path)
+    for i in range(len(case)):
+        o = work.run_point(case, i, str(tmp_path / "p" / str(i)), case_no=2)
+        ok, error, warns, label = _one_at_a_time(case, i, str(tmp_path / "q" / str(i)))
+        assert (o.ok, o.error, o.warnings, o.label, o.index, o.case) == (ok, error, warns, label, i, 2)
+
+
+# ------------------------------------------------------------------------------------------------ structs
+def _struct_classes() -> list:
+    import fastcopy.cube.enhanced  # noqa: F401 - (every module defining a struct)
+    import fastcopy.cube.outparams  # noqa: F401
+    import fastcopy.cube.params  # noqa: F401
+    import fastcopy.cube.registers  # noqa: F401
+
+    out, todo = [], list(ParamStruct.__subclasses__())
+    while todo:
+        cls = todo.pop()
+        out.append(cls)
+        todo += cls.__subclasses__()
+    return sorted(set(out), key=lambda c: c.__name__)
+
+
+def _outcome(make):
+    try:
+        s = make()
+    except Exception as exc:  # noqa: BLE001 - the error is part of the outcome
+        return type(exc), str(exc)
+    return [(k, type(v), v) for k, v in s.as_dict().items()], s.key()
+
+
+_VALUES = [0, 1, 7, -1, 255, 256, 65535, 65536, 2**31 - 1, 2**31, 2**32, -(2**31), -(2**63) - 1, 2**64,
+           np.int64(5), np.uint8(200), np.int32(-3), True, False, np.bool_(True), 2.0, "3", None]
+
+
+@pytest.mark.parametrize("cls", _struct_classes(), ids=lambda c: c.__name__)
+def test_a_struct_from_positional_values_is_the_struct_from_keywords(cls):
+    names = [f.name for f in cls.FIELDS]
+    rows = [[]]  # defaults
+    for k in range(len(names)):  # each field alone, then every field at once, with each value
+        for v in _VALUES:
+            rows.append([f.default for f in cls.FIELDS[:k]] + [v])
+            rows.append([v] * len(names))
+    for vals in rows:
+        fast = _outcome(lambda: cls(*vals))
+        plain = _outcome(lambda: cls(**dict(zip(names, vals))))
+        assert fast == plain, (cls.__name__, vals)
+
+
+def test_the_positional_path_still_refuses_too_many_values():
+    with pytest.raises(fastcopy.ParamTypeError, match="takes at most 4 values"):
+        fastcopy.DataCopyParams(1, 2, 3, 4, 5)
+
+
+# ------------------------------------------------------------------------------------------------ warnings
+COMPUTE = '''
+import warnings
+from fastcopy.errors import FastCopyWarning
+
+
+def step(u):
+    warnings.warn("a plain warning", UserWarning)
+    warnings.warn("a fastcopy warning", FastCopyWarning)
+'''
+
+CASE = """
+name = "warns"
+product = "ATLAS_A2"
+outputs = ["yGm"]
+
+[buffers.xGm]
+dtype = "half"
+shape = [256]
+init = "arange"
+
+[buffers.u]
+position = "VECIN"
+dtype = "half"
+count = 256
+
+[buffers.yGm]
+dtype = "half"
+shape = [256]
+
+[[ops]]
+api = "DataCopy"
+dst = "u"
+src = "xGm"
+params = {count = 200}
+
+[[ops]]
+compute = "step.py:step"
+buffers = ["u"]
+
+[[ops]]
+api = "DataCopy"
+dst = "yGm"
+src = "u"
+params = {count = 256}
+
+[[ops]]
+api = "DataCopy"
+dst = "yGm"
+src = "u"
+params = {count = 40}
+"""
+
+
+def test_each_op_gets_its_own_warnings_and_the_others_are_issued_again(tmp_path):
+    (tmp_path / "step.py").write_text(COMPUTE)
+    (tmp_path / "w.toml").write_text(CASE)
+    prog = load_case(tmp_path / "w.toml", allow_python=True).point(0)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        result = run_program(prog)
+    assert sorted(result.warnings) == [0, 1, 3]
+    assert "rounded down" in result.warnings[0][0] and len(result.warnings[0]) == 1
+    assert result.warnings[1] == ["a fastcopy warning"]
+    assert "rounded down" in result.warnings[3][0] and "count=40" not in result.warnings[0][0]
+    assert [str(w.message) for w in seen] == ["a plain warning"]  # (issued again to the caller, once)
+    assert seen[0].category is UserWarning
+
+
+def test_a_failed_op_takes_its_warnings_with_it_and_earlier_ones_are_issued_again(tmp_path):
+    (tmp_path / "step.py").write_text(COMPUTE)
+    text = CASE.replace("params = {count = 40}", "params.DataCopyParams = {blockCount = 5000, blockLen = 1}")
+    (tmp_path / "w.toml").write_text(text)
+    prog = load_case(tmp_path / "w.toml", allow_python=True).point(0)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with pytest.raises(CaseRunError, match="blockCount=5000"):
+            run_program(prog)
+    assert [str(w.message) for w in seen] == ["a plain warning"]
+
