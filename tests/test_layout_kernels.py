@@ -217,7 +217,9 @@ def test_transpose_junction_lines_between_runs(burst, nc, shift_d, tiles):
 
 @pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("nb, na, tile_a", [(1, 256, 128), (1, 512, 128), (1, 4096, 128), (1, 200, 128),
-                                            (1, 3, 128), (1, 1, 128), (3, 100, 32), (300, 2, 128), (1, 129, 1)])
+                                            (1, 3, 128), (1, 1, 128), (3, 100, 32), (300, 2, 128), (1, 129, 1),
+                                            (1, 4096, 1024), (1, 2048, 1024), (2, 2048, 1024), (1, 2600, 1024),
+                                            (1, 512, 1024)])
 def test_layout_chunks_cover_in_whole_tiles(monkeypatch, threads, nb, na, tile_a):
     """The threads' pieces of a transpose cover its range once, in order, each (but the last) whole tiles of
     ``tile_a`` unless that would leave a thread without a piece; a big step gives every thread one."""

@@ -198,6 +198,56 @@ def test_nz2nd_params_round_trip_large():
     assert np.array_equal(out.view(np.uint32), a.view(np.uint32))
 
 
+def _into_guarded(nbytes: int, shift: int, dt, shape, guard: int = 64):
+    """``(buffer, out)``: ``out`` (``shape``, ``dt``) starts ``shift`` bytes after a line, between ``guard``
+    bytes of 0xA5 on each side in ``buffer``."""
+    buf = _aligned_array(nbytes + 2 * guard, (shift - guard) % 64)
+    buf[:] = 0xA5
+    return buf, buf[guard:guard + nbytes].view(dt).reshape(shape)
+
+
+def _guards_kept(buf, nbytes: int, guard: int = 64) -> bool:
+    return bool((buf[:guard] == 0xA5).all() and (buf[guard + nbytes:] == 0xA5).all())
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("es, shift", [(2, 16), (4, 0), (1, 48), (8, 32), (2, 8)])
+def test_layout_tiles_of_the_configured_length(threads, es, shift):
+    """Transposes longer than ``config.LAYOUT_TILE_A`` along the source-contiguous loop, and not a multiple of
+    it (whole tiles, then a partial one, in the threads' pieces), with the configured tiles and streaming
+    stores, bit for bit: from_nz and NZ2ND (rows along that loop), to_nz (block columns along it, a partial
+    last block), each into a destination at a line phase of ``shift`` bytes (8: regular stores) between guard
+    bytes that stay as they were."""
+    dt = UINT[es]
+    c0 = 32 // es
+    rng = np.random.default_rng(es * 7 + shift)
+    tall = rng.integers(0, np.iinfo(dt).max, (2 * config.LAYOUT_TILE_A + 83, 3 * c0), dtype=dt, endpoint=True)
+    wide = rng.integers(0, np.iinfo(dt).max, (21, (2 * config.LAYOUT_TILE_A + 5) * c0 + 3), dtype=dt,
+                        endpoint=True)
+    with layout_config(threads, True):
+        config.LAYOUT_BYTES = 64 << 10
+        nz = to_nz(tall)
+        assert np.array_equal(nz, _nz_oracle(tall, c0))
+        buf, out = _into_guarded(tall.nbytes, shift, dt, tall.shape)
+        from_nz(nz, tall.shape, out=out)
+        assert np.array_equal(out, tall) and _guards_kept(buf, tall.nbytes)
+        want = _nz_oracle(wide, c0)
+        buf, out = _into_guarded(want.nbytes, shift, dt, want.shape)
+        to_nz(wide, out=out)
+        assert np.array_equal(out, want) and _guards_kept(buf, want.nbytes)
+        if es in (2, 4):  # NZ2ND (16-element fractal columns) out of VECOUT
+            name = {2: "uint16", 4: "uint32"}[es]
+            x = np.ascontiguousarray(tall[:, :16])
+            src = to_nz(x, c0=16).reshape(-1)
+            pipe = TPipe("ATLAS_A2", capacities={"UB": src.nbytes})
+            ub = pipe.alloc(TPosition.VECOUT, name, src.size)
+            ub.numpy().view(dt)[:] = src
+            ub.set_defined()
+            buf, out = _into_guarded(x.nbytes, shift, dt, x.shape)
+            DataCopy(GlobalTensor(out), ub, nz2nd_params(x.shape[0], 16, name))
+            assert np.array_equal(out, x) and _guards_kept(buf, x.nbytes)
+
+
 # ------------------------------------------------------------------------------- long rows: pads and slices
 @pytest.mark.filterwarnings("ignore::fastcopy.FastCopyWarning")
 @pytest.mark.parametrize("to_gm", [False, True], ids=["gm_to_ub", "ub_to_gm"])
