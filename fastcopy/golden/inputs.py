@@ -12,10 +12,10 @@ import zlib
 
 import numpy as np
 
-from ..dtypes import ASCEND_DTYPES, ascend_name
+from ..dtypes import ascend_name
 from ..errors import ParamError
 from ..memory import aligned_empty
-from .schema import BufferSpec, CaseError, _is_float
+from .schema import B4_TYPES, BufferSpec, CaseError, _is_float
 
 
 def rng_for(seed: int, name: str) -> np.random.Generator:
@@ -74,7 +74,7 @@ def _draw_ahead(buf: BufferSpec, seed: int, file: str, before: int) -> np.ndarra
     that draw fails a check (an element past ``buf.size`` may be the one that does not fit the dtype) or the
     dtype is a packed 4-bit one (drawn exactly)."""
     n = max(buf.size, min(KEEP_ELEMENTS, max(DRAW_AHEAD, 2 * before)))
-    if buf.np_dtype in _B4:
+    if buf.np_dtype in B4_TYPES:
         return None
     try:
         return _draw(buf.init, buf.np_dtype, n, buf.name, seed, file, f"buffers.{buf.name}.init")
@@ -86,7 +86,7 @@ def _generate(buf: BufferSpec, seed: int, file: str = "") -> np.ndarray:
     """The contents of ``buf`` as drawn (packed 4-bit buffers from their values)."""
     init, dt, n = buf.init, buf.np_dtype, buf.size
     where = f"buffers.{buf.name}.init"
-    if dt in _B4:
+    if dt in B4_TYPES:
         return _generate_b4(init, dt, n, buf.name, seed, file, where).reshape(buf.shape)
     return _draw(init, dt, n, buf.name, seed, file, where).reshape(buf.shape)
 
@@ -192,8 +192,6 @@ def _cast(values: np.ndarray, dt: np.dtype, file: str, where: str, wrap: bool = 
     return out
 
 
-#: the packed 4-bit types (two values per byte; fastcopy.cube.b4)
-_B4 = frozenset(ASCEND_DTYPES[k] for k in ("int4b_t", "fp4x2_e2m1_t", "fp4x2_e1m2_t"))
 
 
 def _load_file(path: str, dt: np.dtype, n: int, file: str, where: str, values_per_element: int = 1) -> np.ndarray:

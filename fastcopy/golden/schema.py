@@ -8,7 +8,6 @@ fields the C++ field names.
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 import re
@@ -17,7 +16,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from ..dtypes import as_dtype, ascend_name
+from ..dtypes import ASCEND_DTYPES, as_dtype, ascend_name
 from ..errors import FastCopyError
 from ..params import CTYPES
 from ..products import POSITIONS, Phys, Product, TPosition
@@ -55,6 +54,8 @@ INIT_ARGS = {  # kind -> allowed arguments (with defaults; None = required for s
 #: any number, rounded to the type (fp4x2_e2m1_t)
 B4_VALUES = {"int4b_t": ("int4b_t values", -8, 7), "fp4x2_e1m2_t": ("4-bit codes of fp4x2_e1m2_t", 0, 15),
              "fp4x2_e2m1_t": None}
+#: the packed 4-bit dtypes (fastcopy.cube.b4's B4_TYPES, without importing the cube path for a case)
+B4_TYPES = frozenset(ASCEND_DTYPES[k] for k in B4_VALUES)
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _REF = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[(.+)\])?\s*$")
 
@@ -478,6 +479,8 @@ def _show(v) -> str:
 
 
 def _suggest(word: str, choices) -> str:
+    import difflib  # (only when a message suggests a name)
+
     close = difflib.get_close_matches(str(word), list(choices), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
@@ -589,8 +592,6 @@ class Compiler:
         try:
             return ascend_name(as_dtype(v))
         except FastCopyError:
-            from ..dtypes import ASCEND_DTYPES
-
             raise self.error(path, f"unknown dtype {v!r}{_suggest(v, ASCEND_DTYPES)}; expected an Ascend C type "
                                    f"({', '.join(ASCEND_DTYPES)}) or a numpy name") from None
 
@@ -810,9 +811,7 @@ class Compiler:
                                              f"one of: {', '.join(INIT_ARGS)}, or \"undefined\"")
         self.check_keys(table, ("kind", *INIT_ARGS[kind]), path)
         out = {"kind": kind}
-        from ..cube.b4 import is_b4
-
-        b4, ints, name = is_b4(dt), None, ascend_name(dt)
+        b4, ints, name = np.dtype(dt) in B4_TYPES, None, ascend_name(dt)
         if not b4 and "packed" in table:
             raise self.error(f"{path}.packed", f"packed is for the 4-bit types (int4b_t, fp4x2_e2m1_t, "
                                                f"fp4x2_e1m2_t); the buffer is {ascend_name(dt)}")
