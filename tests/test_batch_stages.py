@@ -267,3 +267,42 @@ def test_a_failed_op_takes_its_warnings_with_it_and_earlier_ones_are_issued_agai
             run_program(prog)
     assert [str(w.message) for w in seen] == ["a plain warning"]
 
+
+
+# ------------------------------------------------------------------------------------------------ manifests
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _manifest_is_its_text(result, folder: pathlib.Path) -> dict:
+    from fastcopy.golden.files import manifest_text
+
+    m = write_result(result, str(folder))
+    assert (folder / "manifest.json").read_text(encoding="utf-8") == manifest_text(m)
+    return m
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.toml")), ids=lambda p: p.stem)
+def test_the_written_manifest_is_manifest_text_of_the_returned_one(tmp_path, path):
+    """write_result joins lines it keeps per case; the file must be what manifest_text makes of the manifest."""
+    case = load_case(path, allow_python=True)
+    for i in sorted({0, len(case) - 1}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = run_program(case.point(i))
+        _manifest_is_its_text(result, tmp_path / str(i))
+
+
+def test_manifest_lines_kept_per_case_follow_seed_poison_and_notes(tmp_path):
+    case = _sweep_case(tmp_path)
+    seen = set()
+    for seed, poison in ((5, 255), (6, 255), (5, 0), (5, 255)):
+        text = SWEEP.replace("seed = 5", f"seed = {seed}\npoison = {poison}")
+        (tmp_path / "s.toml").write_text(text)
+        case = load_case(tmp_path / "s.toml")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for i in (0, 1):  # (point 1 has notes: the "warnings" line)
+                m = _manifest_is_its_text(run_program(case.point(i)), tmp_path / f"{seed}-{poison}-{i}")
+                assert (m["seed"], m["poison"]) == (seed, poison) and bool(m.get("warnings")) == (i == 1)
+                seen.add((seed, poison, i))
+    assert len(seen) == 6

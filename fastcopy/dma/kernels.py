@@ -75,21 +75,31 @@ def loaded() -> bool:
 
 def _small(view, meta) -> bool:
     """Whether a call is small enough for numpy (and early enough in the process)."""
+    return _small_list(view, meta) is not None
+
+
+#: where the inner loops' counts are in a strided kernel's meta
+_INNER_COUNTS = tuple(abi.LOOPS + 3 * k for k in range(1, abi.MAX_LOOPS))
+
+
+def _small_list(view, meta):
+    """:func:`_small`: the meta as a list when the call is small and early enough, else None."""
     global _calls
     _calls += 1
     if _calls > config.CALLS_BEFORE_KERNELS:
-        return False
+        return None
     m = meta.tolist()
     o_lo, o_hi, i_lo, i_hi = m[abi.RANGE:abi.RANGE + 4]
     units = m[abi.BURST] * max(o_hi - o_lo, 0) * max(i_hi - i_lo, 0)
-    for k in range(1, abi.MAX_LOOPS):
-        units *= m[abi.LOOPS + 3 * k]
-    return units * view.itemsize <= config.SMALL_BYTES
+    for k in _INNER_COUNTS:
+        units *= m[k]
+    return m if units * view.itemsize <= config.SMALL_BYTES else None
 
 
 def _copy_strided(dst, dbase, src, sbase, meta):
-    if _small(dst, meta):
-        return npkernels.copy_strided(dst, dbase, src, sbase, meta)
+    m = _small_list(dst, meta)
+    if m is not None:
+        return npkernels.copy_strided(dst, dbase, src, sbase, meta, m)
     load()
     return copy_strided(dst, dbase, src, sbase, meta)
 

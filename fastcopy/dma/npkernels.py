@@ -58,8 +58,10 @@ def _views(arr, base: int, m: list, col: int):
     return [np.ndarray(shape, dt, arr, (start + off) * size, strides) for off in m[first:first + o_hi - o_lo]]
 
 
-def copy_strided(dst, dbase, src, sbase, meta) -> None:
-    m = meta.tolist()
+def copy_strided(dst, dbase, src, sbase, meta, m=None) -> None:
+    """(``m``: ``meta.tolist()``, when the caller has it already)"""
+    if m is None:
+        m = meta.tolist()
     dv = _views(dst, dbase, m, 2)
     if dv is None:
         dst[_index(dbase, meta, 2)] = src[_index(sbase, meta, 1)]

@@ -61,6 +61,7 @@ class Result:
     warnings: dict = field(default_factory=dict)  # op index -> [messages]
     notes: list = field(default_factory=list)  # warnings about the whole program (undefined output elements)
     empty: list = field(default_factory=list)  # outputs with no defined element (an error when writing)
+    defined: dict = field(default_factory=dict)  # output name -> its number of defined elements (when counted)
 
     def check(self, strict: bool = False) -> None:
         """Raise :class:`CaseRunError` when an output has no defined element, or (``strict``) on any warning."""
@@ -152,12 +153,12 @@ def run_program(prog: Program, skip_compute: bool = False, on_op=None, reuse: bo
     finally:
         if got:
             _reissue(got)
-    outputs, more, empty = collect_outputs(prog, tensors)
+    outputs, more, empty, counts = collect_outputs(prog, tensors)
     if reuse:  # on-chip outputs are views of the pipe, which the next program clears: the result keeps copies
         for name, (data, mask) in outputs.items():
             if name not in gm:  # (gm: every GM buffer's tensor)
                 outputs[name] = (data.copy(), mask.copy())
-    return Result(prog, inputs, outputs, placement, caught, notes + more, empty)
+    return Result(prog, inputs, outputs, placement, caught, notes + more, empty, counts)
 
 
 def _run_blocks(prog, gm, new_pipe, cores, on_op, skip_compute, got, caught, notes, tensors, placement) -> None:
@@ -354,9 +355,10 @@ def written_buffers(prog: Program) -> set:
 
 
 def collect_outputs(prog: Program, tensors: dict):
-    """(outputs, notes, empty): each output's data (a view, no copy) and uint8 mask; undefined elements the case
-    did not allow (``allow_undefined``) give a note (a warning); outputs with no defined element."""
-    outputs, notes, empty = {}, [], []
+    """(outputs, notes, empty, counts): each output's data (a view, no copy) and uint8 mask; undefined elements
+    the case did not allow (``allow_undefined``) give a note (a warning); outputs with no defined element; each
+    output's number of defined elements."""
+    outputs, notes, empty, counts = {}, [], [], {}
     for out in prog.outputs:
         buf, t = prog.buffer(out.buffer), tensors[out.buffer]
         data = np.ascontiguousarray(t.numpy()).reshape(buf.shape)
@@ -373,7 +375,8 @@ def collect_outputs(prog: Program, tensors: dict):
             notes.append(f"output {out.buffer}: {mask.size - n_def} of {mask.size} elements are undefined (never "
                          "written); set allow_undefined = true on the output if the kernel leaves them on purpose")
         outputs[out.buffer] = (data, mask)
-    return outputs, notes, empty
+        counts[out.buffer] = n_def
+    return outputs, notes, empty, counts
 
 
 def _operand(tensors: dict, ref):

@@ -86,8 +86,11 @@ def write_result(result, directory: str, allow_empty: bool = False) -> dict:
                 sha = _put(w, o.file, arr)
                 msha = _put(w, o.mask, mask)
                 files += [o.file, o.mask]
+                defined = result.defined.get(buf.name)
+                if defined is None:
+                    defined = int(np.count_nonzero(mask))
                 extra = {"position": buf.position, "mask": o.mask, "mask_sha256": msha,
-                         "elements": int(mask.size), "defined": int(np.count_nonzero(mask))}
+                         "elements": int(mask.size), "defined": defined}
                 extra.update(o.record())
                 if not buf.gm:
                     extra["buffer"], extra["addr"] = result.placement[buf.name]
@@ -102,25 +105,42 @@ def write_result(result, directory: str, allow_empty: bool = False) -> dict:
                 entries.append({"name": buf.name, "role": "scratch", "dtype": buf.dtype,
                                 "numpy_dtype": _dtype_names(buf.np_dtype)[1], "shape": list(buf.shape),
                                 "position": "GM"})
-        manifest = {
-            "format": MANIFEST_FORMAT,
-            **_versions(),
-            "case": {"name": prog.name, "file": os.path.basename(prog.file), "sha256": prog.source_sha256,
-                     "point": prog.index, "values": prog.values},
-            "description": prog.description,
-            "product": prog.product,
-            "product_name": _product_name(prog.product),
-            "seed": prog.seed,
-            "seed_source": prog.seed_source,
-            "poison": prog.poison,
-            **program_extras(prog),
-            "buffers": entries,
-            "ops": [_op_record(op, result.warnings.get(op.index, [])) for op in prog.ops],
-            **({"warnings": list(result.notes)} if result.notes else {}),
-            "files": files + ["manifest.json"],
-        }
-        w.write("manifest.json", manifest_text(manifest).encode("utf-8"))
+        head = (prog.description, prog.product, prog.seed, prog.seed_source, prog.poison, type(prog.seed),
+                type(prog.poison))  # (types too: a line for 1 is not a line for true)
+        case = {"name": prog.name, "file": os.path.basename(prog.file), "sha256": prog.source_sha256,
+                "point": prog.index, "values": prog.values}
+        extras = program_extras(prog)
+        ops = [_op_record(op, result.warnings.get(op.index, [])) for op in prog.ops]
+        files.append("manifest.json")
+        manifest = {"format": MANIFEST_FORMAT, **_versions(), "case": case, "description": head[0],
+                    "product": head[1], "product_name": _product_name(head[1]), "seed": head[2],
+                    "seed_source": head[3], "poison": head[4], **extras, "buffers": entries, "ops": ops,
+                    **({"warnings": list(result.notes)} if result.notes else {}), "files": files}
+        # the text manifest_text(manifest) gives, its lines that are the same at every point of a case made once
+        lines = [_HEAD_LINES[0] or _head_lines(0, {"format": MANIFEST_FORMAT, **_versions()}),
+                 _line("case", case),
+                 _HEAD_LINES.get(head) or _head_lines(head, {k: manifest[k] for k in _CASE_KEYS})]
+        lines += [_line(k, v) for k, v in extras.items()]
+        lines += [_line("buffers", entries), _line("ops", ops)]
+        if result.notes:
+            lines.append(_line("warnings", manifest["warnings"]))
+        lines.append(_line("files", files))
+        w.write("manifest.json", ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8"))
     return manifest
+
+
+#: top-level keys of the manifest from the case file (the same at every point), between "case" and the extras
+_CASE_KEYS = ("description", "product", "product_name", "seed", "seed_source", "poison")
+_HEAD_LINES: dict = {0: None}  # 0: the format and versions lines; (description, ..., poison): the case's lines
+
+
+def _head_lines(key, part: dict) -> str:
+    """The manifest lines of ``part`` (top-level keys whose values are the same at every point), joined, kept."""
+    if len(_HEAD_LINES) >= 4096:
+        _HEAD_LINES.clear()
+        _HEAD_LINES[0] = None
+    text = _HEAD_LINES[key] = ",\n".join(_line(k, v) for k, v in part.items())
+    return text
 
 
 def program_extras(prog) -> dict:
@@ -134,31 +154,31 @@ def program_extras(prog) -> dict:
 def manifest_text(manifest: dict) -> str:
     """JSON with one top-level key per line and one buffer / op per line (readable, and fast to write)."""
 
-    dumps, keys, known = _dumps, _KEYS, _LINES
-    lines = []
-    for k, v in manifest.items():
-        t = type(v)
-        if t is str or t is int or t is bool or v is None:  # (the same in every point of a case: kept)
-            lk = (k, t, v)
-        elif t is list and v and all(type(x) is str for x in v):  # (a file list: the same in every point, kept)
-            lk = (k, tuple(v))
-        else:
-            lk = None
-        if lk is not None:
-            line = known.get(lk)
-            if line is None:
-                if len(known) >= 4096:
-                    known.clear()
-                line = known[lk] = f" {dumps(k)}: {dumps(v)}"
-            lines.append(line)
-            continue
-        key = keys.get(k) or keys.setdefault(k, dumps(k))
-        if t is list and v and all(type(x) is dict for x in v):
-            inner = ",\n  ".join(map(dumps, v))
-            lines.append(f" {key}: [\n  {inner}\n ]")
-        else:
-            lines.append(f" {key}: {dumps(v)}")
-    return "{\n" + ",\n".join(lines) + "\n}\n"
+    return "{\n" + ",\n".join([_line(k, v) for k, v in manifest.items()]) + "\n}\n"
+
+
+def _line(k: str, v) -> str:
+    """The manifest line of top-level key ``k`` (see :func:`manifest_text`)."""
+    t = type(v)
+    if t is str or t is int or t is bool or v is None:  # (the same in every point of a case: kept)
+        lk = (k, t, v)
+    elif t is list and v and all(type(x) is str for x in v):  # (a file list: the same in every point, kept)
+        lk = (k, tuple(v))
+    else:
+        lk = None
+    dumps = _dumps
+    if lk is not None:
+        line = _LINES.get(lk)
+        if line is None:
+            if len(_LINES) >= 4096:
+                _LINES.clear()
+            line = _LINES[lk] = f" {dumps(k)}: {dumps(v)}"
+        return line
+    key = _KEYS.get(k) or _KEYS.setdefault(k, dumps(k))
+    if t is list and v and all(type(x) is dict for x in v):
+        inner = ",\n  ".join(map(dumps, v))
+        return f" {key}: [\n  {inner}\n ]"
+    return f" {key}: {dumps(v)}"
 
 
 def _json_default(v):
