@@ -32,7 +32,6 @@ def _index(base: int, meta, col: int) -> np.ndarray | slice:
 
 #: calls with at most this many offsets run as one strided view per offset (no index arrays)
 VIEW_OFFSETS = 4
-_INNER = tuple(abi.LOOPS + 3 * k for k in range(1, abi.MAX_LOOPS))  # where each inner loop's count is in meta
 
 
 def _views(arr, base: int, m: list, col: int):
@@ -45,17 +44,37 @@ def _views(arr, base: int, m: list, col: int):
     size = arr.itemsize
     at = abi.LOOPS + col  # (this side's stride of the outermost loop)
     shape, strides = [], []
-    # a loop of one pass is a dimension of one element: left out (the same units, in the same order)
-    for count, stride in ((i_hi - i_lo, m[at]), *((m[k], m[k + col]) for k in _INNER), (m[abi.BURST], 1)):
-        if count != 1:
-            if count == 0:
-                return []
-            shape.append(count)
-            strides.append(stride * size)
+    # a loop of one pass is a dimension of one element: left out (the same units, in the same order); the
+    # MAX_LOOPS levels and the burst written out (no loop over them: this is on the path of every small call)
+    c = i_hi - i_lo
+    if c != 1:
+        shape.append(c)
+        strides.append(m[at] * size)
+    c = m[4]
+    if c != 1:
+        shape.append(c)
+        strides.append(m[4 + col] * size)
+    c = m[7]
+    if c != 1:
+        shape.append(c)
+        strides.append(m[7 + col] * size)
+    c = m[10]
+    if c != 1:
+        shape.append(c)
+        strides.append(m[10 + col] * size)
+    c = m[abi.BURST]
+    if c != 1:
+        shape.append(c)
+        strides.append(size)
+    if 0 in shape:
+        return []
     first = abi.OFFS + (m[abi.NOFF] if col == 1 else 0) + o_lo  # (this side's offsets, from o_lo)
     start = base + i_lo * m[at]
     dt = arr.dtype
     return [np.ndarray(shape, dt, arr, (start + off) * size, strides) for off in m[first:first + o_hi - o_lo]]
+
+
+assert abi.MAX_LOOPS == 4 and abi.LOOPS == 1 and abi.BURST == 0  # (the levels _views writes out)
 
 
 def copy_strided(dst, dbase, src, sbase, meta, m=None) -> None:
