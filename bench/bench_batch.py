@@ -148,9 +148,10 @@ def main(argv=None) -> int:
           f"of --jobs 1 take {j1 - s1:.2f} s. Best --jobs 2 / --jobs 1 with that start-up and the ceiling: "
           f"(S + W) / (S + W / {2 * one / two:.2f}) = {_bound(j1, s1, 2 * one / two):.2f}x")
     calls, files = floor_new_plans(), floor_files(tmp=args.tmp)
-    print(f"floor of any batch of this sweep: start-up {s1:.3f} s + the 2000 DataCopy calls alone (new plans) "
-          f"{calls:.3f} s + the 4000 files' system calls alone {files:.3f} s = {s1 + calls + files:.3f} s against "
-          f"the numpy loop's {one:.3f} s: at most {one / (s1 + calls + files):.2f}x")
+    print(f"fastcopy's floor at today's costs (its own start-up and emulated calls, which are this code's costs, "
+          f"not the machine's): start-up {s1:.3f} s + the 2000 DataCopy calls alone (new plans) {calls:.3f} s + "
+          f"the 4000 files' system calls alone {files:.3f} s = {s1 + calls + files:.3f} s against the numpy loop's "
+          f"{one:.3f} s: at most {one / (s1 + calls + files):.2f}x until the start-up or the calls get cheaper")
     print(f"identical bytes (input, golden, mask, manifest): {compared} files compared")
     if args.breakdown:
         breakdown(POINTS, args.repeat, args.tmp)
@@ -209,7 +210,7 @@ def rows(repeat: int = 3) -> list:
     j1, j2, one, two, s1 = (med[k] for k in runs)
     mcpu = {k: statistics.median(v) for k, v in cpu.items()}
     calls, files = floor_new_plans(), floor_files(tmp=tmp)
-    floor = s1 + calls + files  # (what a batch costs with nothing but its start-up, calls and system calls)
+    floor = s1 + calls + files  # (a batch with nothing but its start-up, calls and system calls, at today's costs)
 
     def row(name, value, target="", met=None):
         verdict = "" if met is None else ("met" if met else "NOT met")
@@ -226,7 +227,7 @@ def rows(repeat: int = 3) -> list:
             row("  (floor: the points' 2000 DataCopy calls alone, new plans)", f"{calls:.2f} s"),
             row("  (floor: the points' 4000 files, system calls alone)", f"{files:.2f} s"),
             row("  (time left for the points at 1.0x: numpy loop - start-up)", f"{one - s1:.2f} s"),
-            row("  (floor: start-up + calls + files; x numpy loop)", f"{floor:.2f} s {one / floor:.2f}x")]
+            row("  (today's floor: start-up + calls + files; x numpy loop)", f"{floor:.2f} s {one / floor:.2f}x")]
 
 
 def breakdown(points: int = POINTS, repeat: int = 5, tmp: str | None = None) -> None:

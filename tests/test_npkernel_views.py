@@ -54,3 +54,19 @@ def test_views_move_the_units_of_the_index_path(meta, dt, dbase, sbase):
     if read.size:
         units[read[-1]] = 0
         assert not npkernels.all_set(units, sbase, meta, 1)
+
+
+@settings(max_examples=400)
+@given(metas(), st.sampled_from([np.uint8, np.uint16, np.uint64]), st.integers(0, 7), st.integers(0, 7))
+def test_a_copy_within_one_array_reads_before_it_writes(meta, dt, dbase, sbase):
+    """Source and destination in one array (a UB -> UB copy), their views overlapping: the result of reading every
+    source unit before writing any (what the index path gives), also now that each view is assigned directly."""
+    n = 200
+    idx = npkernels._index(dbase, meta, 2)
+    if not isinstance(idx, slice):
+        assume(np.unique(idx).size == idx.size)
+    arr = np.arange(n, dtype=dt)
+    want = arr.copy()
+    want[npkernels._index(dbase, meta, 2)] = arr[npkernels._index(sbase, meta, 1)].copy()
+    npkernels.copy_strided(arr, dbase, arr, sbase, meta)
+    assert np.array_equal(arr, want)

@@ -89,7 +89,8 @@ def copy_strided(dst, dbase, src, sbase, meta, m=None) -> None:
     if len(dv) > 1 and np.may_share_memory(dst, src):  # program order: every read before any write
         sv = [v.copy() for v in sv]
     for d, s in zip(dv, sv):
-        np.copyto(d, s)  # (overlap of d and s is resolved by numpy: the result of reading s first)
+        d[...] = s  # (np.copyto's assignment, without its call overhead; numpy resolves an overlap of d and s:
+        # the result of reading s first)
 
 
 def fill_strided(dst, dbase, meta, value) -> None:
