@@ -6,6 +6,7 @@ ranges, and dense copies with unaligned heads and tails."""
 from __future__ import annotations
 
 import importlib
+import math
 import re
 
 import numpy as np
@@ -213,6 +214,39 @@ def test_transpose_junction_lines_between_runs(burst, nc, shift_d, tiles):
         want = _expected(dst, 64, src, 0, burst, (1, 0, 0), a, c, (0, 1), (lo, hi))
         transpose_blocks(dst, 64, src, 0, pack_transpose(burst, (1, 0, 0), a, c, tiles, True, (0, 1, lo, hi)))
         assert np.array_equal(dst, want), (lo, hi)
+
+
+@pytest.mark.parametrize("burst, nc", [(32, 1), (32, 2), (32, 5), (32, 8), (64, 1), (64, 3), (64, 4)])
+@pytest.mark.parametrize("shift_d", [0, 16, 32, 48])
+@pytest.mark.parametrize("gap", [0, 64, 128])
+@pytest.mark.parametrize("tiles", [(1, 1), (3, 2), (1024, 8)])
+def test_transpose_runs_of_one_phase(burst, nc, shift_d, gap, tiles):
+    """The streaming walk for runs that all start at the same phase of a line (row and batch strides multiples
+    of 64, 32- or 64-byte blocks: from_nz, NZ2ND, to_nz of whole tiles): each run's partial lines (a junction
+    where the runs follow each other, ``gap`` 0), then its whole lines from offsets fixed per tile column; run
+    lengths below, at and above a line, at every phase of the first run; a batch of two; the chunks the threads
+    take, one after another on one destination and each alone; no byte outside a chunk's runs written."""
+    na, run = 11, nc * burst
+    da = -(-run // 64) * 64 + gap if gap else run  # (gap 0 and a run not of whole lines: not one phase)
+    if da % 64:
+        da = run * 64 // math.gcd(run, 64)  # (a run each line multiple apart instead)
+    a, c = (na, burst, da), (nc, na * burst + 32, burst)
+    batch = (2, nc * (na * burst + 32) + 64, na * da + 128)
+    n = 256 + batch[2] * 2 + na * da
+    src = _aligned(n, 0)
+    src[:] = np.random.default_rng(nc * burst + gap).integers(0, 256, n, dtype=np.uint8)
+    whole = _aligned(n, shift_d)
+    whole[:] = 0xA5
+    for lo, hi in ((0, 4), (4, 10), (10, 11)):
+        transpose_blocks(whole, 64, src, 0, pack_transpose(burst, batch, a, c, tiles, True, (0, 2, lo, hi)))
+    assert np.array_equal(whole, _expected(np.full(n, 0xA5, np.uint8), 64, src, 0, burst, batch, a, c, (0, 2),
+                                           (0, na)))
+    for b_range, a_range in (((0, 1), (3, 7)), ((1, 2), (0, 11)), ((0, 2), (5, 6))):
+        dst = _aligned(n, shift_d)
+        dst[:] = 0xA5
+        want = _expected(dst, 64, src, 0, burst, batch, a, c, b_range, a_range)
+        transpose_blocks(dst, 64, src, 0, pack_transpose(burst, batch, a, c, tiles, True, b_range + a_range))
+        assert np.array_equal(dst, want), (b_range, a_range)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
