@@ -145,7 +145,8 @@ def layout_cases(sweep=False, only=()):
                  "no transpose: dense memcpy (regular stores), 2 threads": dense(buf(), src, nt=False),
                  "no transpose: dense streaming copy, 1 thread": dense(buf(0), src, threads=1)}
         if sweep:
-            for t in ((32, 8), (64, 8), (128, 8), (128, 16), (256, 8), (512, 8), (1024, 8), (1024, 16), (2048, 8), (32, 32)):
+            for t in ((32, 8), (64, 8), (128, 8), (128, 16), (256, 8), (512, 8), (1024, 8), (1024, 16), (2048, 8),
+                      (32, 32)):
                 funcs[f"{NT_DST}: tiles {t}"] = transpose(buf(), src, burst, geo, t)
             a_n = geo[1][0]
             for parts in (2, 4, 8):

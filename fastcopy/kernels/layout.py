@@ -206,6 +206,15 @@ def _junction(d, sp, s, t, total, burst, sc):
 
 
 @njit(inline="always", boundscheck=False)
+def _walk(meta, burst):
+    """A streaming transpose's ``meta`` as the walks below use it: ``(sb, db, sa, da, sc, tile_a, a_lo, a_hi,
+    run length, lines per run and tile, joined)`` (joined: the runs follow each other in the destination)."""
+    da, total = meta[6], meta[7] * burst
+    return (meta[2], meta[3], meta[5], da, meta[8], meta[10], meta[14], meta[15], total,
+            max(1, meta[11] * burst // 64), da == total and total >= 64)
+
+
+@njit(inline="always", boundscheck=False)
 def _transpose_lines(dp, sp, meta, burst):
     """``transpose_blocks`` with non-temporal stores (``dp``, ``sp``: the addresses of the destination's and the
     source's first bytes plus the bases): every destination run (``dc == burst``, starting on 16 bytes) is cut
@@ -217,17 +226,7 @@ def _transpose_lines(dp, sp, meta, burst):
     is written whole with the next run's first lines (a "junction"): only the first run of the call starts, and
     its last run ends, with regular stores (each a store that misses: ~100 ns, queued ahead of the streaming
     stores behind it; two per 8 KiB row of a from_nz cost 5-10%)."""
-    sb, db = meta[2], meta[3]
-    sa, da = meta[5], meta[6]
-    nc, sc = meta[7], meta[8]
-    ta = meta[10]
-    a_lo, a_hi = meta[14], meta[15]
-    total = nc * burst
-    tl = max(1, meta[11] * burst // 64)
-    joined = da == total and total >= 64
-    if 64 % burst == 0 and (da | db) % 64 == 0:
-        _transpose_lines_alike(dp, sp, meta, burst)
-        return
+    sb, db, sa, da, sc, ta, a_lo, a_hi, total, tl, joined = _walk(meta, burst)
     for ib in range(meta[12], meta[13]):
         sbb = sp + ib * sb
         dbb = dp + ib * db
@@ -258,14 +257,7 @@ def _transpose_lines_alike(dp, sp, meta, burst):
     written first, a tile at a time, then the tile's whole lines, each run's from four source offsets fixed for
     the whole tile column (no per-run or per-line arithmetic beyond the addresses: with 4 lines per run and
     tile the bookkeeping had cost ~4% against the same pattern in a bare loop)."""
-    sb, db = meta[2], meta[3]
-    sa, da = meta[5], meta[6]
-    nc, sc = meta[7], meta[8]
-    ta = meta[10]
-    a_lo, a_hi = meta[14], meta[15]
-    total = nc * burst
-    tl = max(1, meta[11] * burst // 64)
-    joined = da == total and total >= 64
+    sb, db, sa, da, sc, ta, a_lo, a_hi, total, tl, joined = _walk(meta, burst)
     step = 64 // burst * sc
     head = min((-(dp + meta[12] * db + a_lo * da)) % 64, total)
     n = (total - head) // 64
@@ -319,7 +311,11 @@ def transpose_blocks(dst, dbase, src, sbase, meta):
     # 16 bytes (checked here, so no plan can make them fault); whole lines only (see _transpose_lines)
     first = dp + b_lo * db + a_lo * da
     if meta[16] != 0 and dc == burst and burst % 16 == 0 and (db | da | first) % 16 == 0:
-        if burst == 32:  # (the common blocks: constant steps in the line gather)
+        if (db | da) % 64 == 0 and burst == 32:  # (the common blocks, every run at one phase of a line)
+            _transpose_lines_alike(dp, sp, meta, 32)
+        elif (db | da) % 64 == 0 and burst == 64:
+            _transpose_lines_alike(dp, sp, meta, 64)
+        elif burst == 32:  # (constant steps in the line gather)
             _transpose_lines(dp, sp, meta, 32)
         elif burst == 64:
             _transpose_lines(dp, sp, meta, 64)
