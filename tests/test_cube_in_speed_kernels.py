@@ -50,6 +50,31 @@ def test_transpose_elements_matches_numpy(w, nb, ta, ra, tc, rc, pad, split, see
     assert np.array_equal(got, want)
 
 
+
+@pytest.mark.parametrize("w", [1, 2, 4, 8])
+@pytest.mark.parametrize("gap", [0, 64 + 8])
+@pytest.mark.parametrize("part", [(0, 9), (0, 4), (4, 9), (8, 9), (3, 5)])
+def test_whole_fractals_write_their_batches_only(w, gap, part):
+    """The walk over whole contiguous tiles (rows 32 bytes apart on both sides: the fractals of a transposing
+    load), which asks for its destination lines ahead of its stores: a range of batches (a pair's half) writes
+    exactly its fractals, bit for bit the numpy kernel's, every byte around them (gaps, the other batches, guards)
+    untouched."""
+    from fastcopy.kernels.elements import transpose_elements
+
+    n = 32 // w
+    nb, span = 9, n * 32
+    sb, db = span + 32, span + gap
+    meta = abi.pack_transpose(w, (nb, sb, db), (n, w, 32), (n, 32, w), (1, 1), False, (part[0], part[1], 0, n))
+    rng = np.random.default_rng(w * 10 + gap)
+    src = rng.integers(0, 256, nb * sb + 64, dtype=np.uint8)
+    got = np.full(nb * db + 256, POISON, np.uint8)
+    want = got.copy()
+    transpose_elements(got, 64, src, 5, meta)
+    npkernels.transpose_elements(want, 64, src, 5, meta)
+    assert np.array_equal(got, want)
+    written = np.flatnonzero(want != POISON)
+    assert written.min() >= 64 + part[0] * db and written.max() < 64 + (part[1] - 1) * db + span
+
 def _fill_src(t, seed, undefined):
     raw = np.random.default_rng(seed).integers(0, 256, t.nbytes, dtype=np.uint8)
     t.numpy().view(np.uint8)[:] = raw

@@ -24,8 +24,15 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
+from .layout import prefetch
+
 #: 64-byte registers with 16-bit element permutes (checked once, like numba's own target choice)
 ZMM = bool(_llvm.get_host_cpu_features().get("avx512bw", False))
+#: how many tiles ahead of its stores the walk over whole contiguous tiles (fractals) brings its destination lines
+#: into L1 (a store into a line not there fetches it first and holds up the stores behind it): 64 KiB of 16x16 half
+#: fractals in a compiled loop, one core, measured 1.19-1.22 us at 2 or 3 against 1.29-1.33 us without (memcpy of
+#: the same bytes: 1.15-1.18 us; ``prefetchw`` instead of ``prefetcht0``: the same)
+WRITE_AHEAD = 2
 
 
 def _butterfly(regs, out_of, final):
@@ -191,7 +198,12 @@ def _walker(tile, tile2, w: int):
     @njit(nogil=True, boundscheck=False)
     def singles(dst, dbase, src, sbase, b_lo, b_hi, sb, db, a_lo, a_end, da, c_end, sc):
         if da == 32 and sc == 32:  # whole contiguous tiles (16x16 half fractals): the strides as constants let
-            for ib in range(b_lo, b_hi):  # a tile's rows load and store as whole 64-byte registers (1.6x)
+            span = (a_end - a_lo) * 32  # a tile's rows load and store as whole 64-byte registers (1.6x)
+            for ib in range(b_lo, b_hi):
+                if ib + WRITE_AHEAD < b_hi:  # (only lines this call writes: a pair's other half stays on its core)
+                    ahead = dbase + (ib + WRITE_AHEAD) * db + a_lo * 32
+                    for k in range(0, span, 64):
+                        prefetch(dst, ahead + k)
                 for a0 in range(a_lo, a_end, n):
                     for c0 in range(0, c_end, n):
                         tile(dst, dbase + ib * db + a0 * 32 + c0 * w, 32, src, sbase + ib * sb + a0 * w + c0 * 32, 32)
