@@ -41,10 +41,18 @@ def aligned_empty(nbytes: int, shape=None, dtype=np.uint8, offset: int = 0) -> n
     after a 64-byte boundary. ``offset=0``: whole cache lines from its first byte, as the non-temporal stores of
     the layout kernels need; ``offset=16``: where numpy's own large arrays start (memcpy between two equally
     misaligned arrays measured 20% faster than between a line-aligned and a misaligned one)."""
-    buf = np.empty(nbytes + 128, np.uint8)
-    start = (-buf.ctypes.data) % 64 + offset
-    out = buf[start:start + nbytes]
+    out, _ = aligned_bytes(nbytes, offset)
     return out if shape is None else out.view(dtype).reshape(shape)
+
+
+def aligned_bytes(nbytes: int, offset: int = 0) -> tuple:
+    """``(array, host address)``: :func:`aligned_empty`'s uninitialised ``nbytes`` bytes and the address of its
+    first byte (``ndarray.ctypes.data`` costs ~1 us: a :class:`Memory` over it can take the address from here)."""
+    buf = np.empty(nbytes + 128, np.uint8)
+    host = buf.ctypes.data
+    start = (-host) % 64 + offset
+    out = buf[start:start + nbytes]
+    return out, host + start if nbytes else out.ctypes.data  # (numpy may place an empty slice elsewhere)
 
 
 class Memory:
@@ -70,7 +78,7 @@ class Memory:
                  "_plane_views", "poison", "known", "readonly", "size", "touched", "__weakref__")
 
     def __init__(self, data: np.ndarray, phys: Phys, pipe=None, plane=None, poison: int = DEFAULT_POISON,
-                 defined: bool = True):
+                 defined: bool = True, host: int | None = None):
         self.data = data  # 1-D uint8
         self._plane = plane  # 1-D uint8 (1 = defined), or None: not materialised (see lazy)
         self.lazy = plane is None and not defined  # no plane: the defined bytes are exactly ``known``
@@ -80,7 +88,8 @@ class Memory:
         self.phys = phys
         self.pipe = pipe
         self.poison = poison
-        self.host = data.ctypes.data  # host address of byte 0 (aliasing between memories over one array)
+        # host address of byte 0 (aliasing between memories over one array); ``host``: the caller knows it
+        self.host = data.ctypes.data if host is None else host
         self.addr0 = self.host % 64  # host pointer residue: decides which unsigned views fit
         self._views = {}
         self._plane_views = {}
@@ -493,6 +502,17 @@ class GlobalTensor(_Tensor):
         data = flat.view(np.uint8)
         super().__init__(Memory(data, Phys.GM, defined=defined), 0, dt, flat.size, TPosition.GM)
         self._shape = arr.shape
+
+    @classmethod
+    def _fresh(cls, data: np.ndarray, host: int, dtype: np.dtype, shape: tuple, defined: bool) -> "GlobalTensor":
+        """``GlobalTensor(data.view(dtype).reshape(shape), defined)`` for ``data`` a new 1-D uint8 array made by
+        fastcopy (:func:`aligned_bytes`, its address ``host``; C-contiguous, writable, whole elements of a dtype
+        :func:`as_dtype` accepts): the same tensor, without the checks and the address lookup."""
+        t = object.__new__(cls)
+        _Tensor.__init__(t, Memory(data, Phys.GM, defined=defined, host=host), 0, dtype,
+                         data.size // dtype.itemsize, TPosition.GM)
+        t._shape = shape
+        return t
 
     def _sub(self, k):
         t = super()._sub(k)

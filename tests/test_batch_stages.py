@@ -306,3 +306,30 @@ def test_manifest_lines_kept_per_case_follow_seed_poison_and_notes(tmp_path):
                 assert (m["seed"], m["poison"]) == (seed, poison) and bool(m.get("warnings")) == (i == 1)
                 seen.add((seed, poison, i))
     assert len(seen) == 6
+
+
+# ------------------------------------------------------------------------------------------------ tensors
+@pytest.mark.parametrize("dtype,shape,offset", [("half", (3, 5), 0), ("float", (7,), 16), ("int8_t", (2, 2, 3), 0),
+                                                ("uint64_t", (1,), 0), ("bfloat16_t", (4, 0), 0)])
+@pytest.mark.parametrize("defined", [False, True])
+def test_a_fresh_global_tensor_is_the_one_over_its_array(dtype, shape, offset, defined):
+    """GlobalTensor._fresh (the engine's output buffers) makes what GlobalTensor(array, defined) makes."""
+    from fastcopy.memory import GlobalTensor, aligned_bytes
+
+    dt = fastcopy.as_dtype(dtype)
+    n = int(np.prod(shape)) * dt.itemsize
+    data, host = aligned_bytes(n, offset)
+    assert host == data.ctypes.data and (not n or (host - offset) % 64 == 0)  # (an empty one: numpy's address)
+    data[...] = np.arange(n) % 251
+    fresh = GlobalTensor._fresh(data, host, dt, shape, defined)
+    plain = GlobalTensor(data.view(dt).reshape(shape), defined=defined)
+    for t in (fresh, plain):
+        assert t.memory.data is data or not n or np.shares_memory(t.memory.data, data)
+    assert fresh._sig is plain._sig
+    assert (fresh.shape, fresh.size, fresh.dtype, fresh.offset, fresh.position) == \
+        (plain.shape, plain.size, plain.dtype, plain.offset, plain.position)
+    fm, pm = fresh.memory, plain.memory
+    assert (fm.host, fm.addr0, fm.size, fm.lazy, fm.tracked, fm.readonly, fm.phys, fm.poison) == \
+        (pm.host, pm.addr0, pm.size, pm.lazy, pm.tracked, pm.readonly, pm.phys, pm.poison)
+    assert np.array_equal(fresh.numpy(), plain.numpy()) and fresh.numpy().shape == shape
+    assert np.array_equal(fresh.defined(), plain.defined())

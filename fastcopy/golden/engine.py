@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import FastCopyError, FastCopyWarning
-from ..memory import GlobalTensor, TPipe, aligned_empty
+from ..memory import GlobalTensor, TPipe, aligned_bytes
 from .inputs import generate
 from .schema import (Arg, CaseError, ComputeSpec, OpSpec, Program, api_function, enum_class, fixpipe_config,
                      make_struct, struct_class)
@@ -131,15 +131,16 @@ def run_program(prog: Program, skip_compute: bool = False, on_op=None, reuse: bo
     for buf in prog.buffers:
         if not buf.gm:
             continue
-        if buf.init is None:
-            arr = aligned_empty(buf.size * buf.np_dtype.itemsize)
-            arr.fill(prog.poison)
-            arr = arr.view(buf.np_dtype).reshape(buf.shape)
-        else:
-            arr = generate(buf, prog.seed, prog.file)
-            # the input file holds the initial contents: a copy only when an op may change them
-            inputs[buf.name] = arr.copy() if buf.name in written else arr
-        gm[buf.name] = GlobalTensor(arr, defined=buf.init is not None)
+        if buf.init is None:  # (undefined: poison, in an array made here)
+            dt = buf.np_dtype
+            data, host = aligned_bytes(buf.size * dt.itemsize)
+            data.fill(prog.poison)
+            gm[buf.name] = GlobalTensor._fresh(data, host, dt, buf.shape, False)
+            continue
+        arr = generate(buf, prog.seed, prog.file)
+        # the input file holds the initial contents: a copy only when an op may change them
+        inputs[buf.name] = arr.copy() if buf.name in written else arr
+        gm[buf.name] = GlobalTensor(arr)
     caught, notes = {}, []
     cores = CoreTracker(prog, gm) if prog.blocks > 1 else None
     tensors = {}
