@@ -67,7 +67,8 @@ def _trees(depth):
     sub = _trees(depth - 1)
     return st.one_of(
         leaf,
-        st.tuples(sub, st.sampled_from(["+", "-", "*", "/", "//", "%", "**"]), sub).map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
+        st.tuples(sub, st.sampled_from(["+", "-", "*", "/", "//", "%", "**"]), sub)
+        .map(lambda t: f"({t[0]} {t[1]} {t[2]})"),
         sub.map(lambda t: f"-{t}"),
         st.tuples(st.sampled_from(["min", "max", "au", "ceil_div"]), sub, sub).map(lambda t: f"{t[0]}({t[1]}, {t[2]})"))
 
