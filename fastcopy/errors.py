@@ -46,6 +46,11 @@ class ReadOnlyError(FastCopyError, ValueError):
     """The destination is a read-only array: fastcopy never writes into memory numpy marks unwritable."""
 
 
+class CompareError(FastCopyError):
+    """A comparison of an output with golden data that cannot be set up (unknown rule, bad tolerance, a rule's
+    missing inputs); ``fastcopy.golden.verify``."""
+
+
 class FastCopyWarning(UserWarning):
     """What the hardware does but is almost never meant (rounding, overlaps, emulation limits, undefined fills)."""
 

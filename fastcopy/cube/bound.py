@@ -111,7 +111,7 @@ def register_mmad_rule(name: str, a, b, k0: int, c0=None, k_chunks=None, out_dty
     """Register the compare rule ``name``: an element passes when it is within :func:`mmad_tolerance` (plus the
     conversion allowance of ``out_dtype``) of the golden value. ``a``, ``b`` are the matmul operands the output was
     computed from (its elements in row-major ``m x n`` order). Returns ``name``."""
-    from ..golden.verify import register_rule
+    from ..golden.rules import register_rule
 
     base = mmad_tolerance(a, b, k0, c0=c0, k_chunks=k_chunks, scale=scale).reshape(-1)
 

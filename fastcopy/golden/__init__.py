@@ -9,7 +9,6 @@ A program written directly with the tensor API writes the same layout with :func
 at once: :func:`run_batch` (local worker processes, or a Dask cluster with ``client=``).
 """
 
-from . import mmadrule as _mmadrule  # noqa: F401 - registers the "mmad" compare rule
 from .batch import BatchReport, run_batch
 from .case import Case, case_from_dict, load_case, load_case_text
 from .engine import CaseRunError, Result, run_program

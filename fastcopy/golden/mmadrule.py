@@ -26,7 +26,8 @@ import os
 
 import numpy as np
 
-from .verify import CompareError, register_rule
+from ..errors import CompareError
+from .rules import register_rule
 
 NAME = "mmad"
 #: option -> (kind, what is allowed); kinds: buffer (a GM input buffer), bool, number, ints (a list of integers)

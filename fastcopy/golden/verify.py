@@ -17,37 +17,14 @@ Each reported mismatch has its flat index, ND coordinate (with a shape), byte of
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
 from ..dtypes import UINT_OF_WIDTH, ascend_name
-from ..errors import FastCopyError
+from ..errors import CompareError  # (raised here; importable from here, its home before errors.py)
+from .rules import RULES, CompareRule, register_rule  # noqa: F401 - the registry, importable from here too
 
 BLOCK = 32
-
-
-@dataclass(frozen=True)
-class CompareRule:
-    """``func(actual, expected, *, rtol, atol, context) -> excess`` (float64 array, 0 = match) on the defined
-    elements (arrays of the output dtype). ``tolerant``: whether rtol/atol mean something to it."""
-
-    name: str
-    func: Callable
-    doc: str
-    tolerant: bool = True
-
-
-RULES: dict[str, CompareRule] = {}
-
-
-def register_rule(name: str, func: Callable, doc: str = "", tolerant: bool = True) -> CompareRule:
-    """Add (or replace) the compare rule ``name``; a case's output selects it with ``compare = "name"``."""
-    if not name.isidentifier():
-        raise ValueError(f"register_rule: {name!r} is not an identifier")
-    rule = CompareRule(name, func, doc or (func.__doc__ or "").strip().split("\n")[0], tolerant)
-    RULES[name] = rule
-    return rule
 
 
 def _exact(actual, expected, *, rtol=0.0, atol=0.0, context=None):
@@ -77,6 +54,7 @@ def _allclose(actual, expected, *, rtol=0.0, atol=0.0, context=None):
 
 register_rule("exact", _exact, "bit for bit (NaN payloads and -0.0 count)", tolerant=False)
 register_rule("allclose", _allclose, "|actual - expected| <= atol + rtol * |expected| (NaN matches NaN)")
+from . import mmadrule  # noqa: E402, F401 - registers the "mmad" rule (after the two above: the rules' order)
 
 
 @dataclass
@@ -121,10 +99,6 @@ class Comparison:
 
     def __str__(self) -> str:
         return report(self)
-
-
-class CompareError(FastCopyError):
-    """A comparison that cannot be set up (unknown rule, bad tolerance)."""
 
 
 def choose_rule(rule: str | None, rtol, atol) -> tuple:
