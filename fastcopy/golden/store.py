@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 import stat
 
 import numpy as np
@@ -126,6 +125,8 @@ def atomic_write(path: str, data) -> None:
 def _remove(path: str) -> None:
     try:
         if os.path.isdir(path) and not os.path.islink(path):
+            import shutil  # (only to remove a folder: a batch that writes imports none of its ~2 ms)
+
             shutil.rmtree(path, ignore_errors=True)
         else:
             os.unlink(path)
