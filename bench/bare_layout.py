@@ -61,7 +61,7 @@ def transpose(dst, src, burst, geo, tiles=None, nt=True, threads=2, split=None):
     """``transpose_blocks`` over ``geo`` = (batch, a, c) (count, src, dst strides in bytes), cut as the lowering
     cuts it (``split``: (b_lo, b_hi, a_lo, a_hi) chunks of one's own)."""
     batch, a, c = geo
-    tiles = tiles or (config.LAYOUT_TILE_A, config.LAYOUT_TILE_C)
+    tiles = tiles or (config.LAYOUT_TILE_A_NT if nt else config.LAYOUT_TILE_A, config.LAYOUT_TILE_C)
     nbytes = batch[0] * a[0] * c[0] * burst
     if split is None:
         split = _layout_chunks(batch[0], a[0], nbytes, tiles[0]) if threads > 1 else ((0, batch[0], 0, a[0]),)

@@ -27,16 +27,19 @@ CALLS_BEFORE_KERNELS = 200
 #: layout kernels (fastcopy/kernels/layout.py): a step that is a 2-D transpose of 32-byte blocks and moves at
 #: least LAYOUT_BYTES runs on the cache-blocked transpose kernel, in tiles of LAYOUT_TILE_A x LAYOUT_TILE_C
 #: blocks (LAYOUT_TILE_C along the destination-contiguous loop, LAYOUT_TILE_A along the source-contiguous one;
-#: the threads' pieces are whole tiles where every thread still gets one). Measured on the 2-core development
-#: machine, 4096x4096 half, 2 threads, whole lines streamed, bare, both vCPUs reserved: from_nz 1.23-1.26 ms
-#: with 1024 x 8 (32 KiB source runs: each fractal column read 8 pages in a row) against 1.29-1.31 ms with
-#: 128 x 8 (4 KiB runs, a page each), NZ2ND 1.20-1.28 against 1.28-1.32, the dense streaming copy of the same
-#: bytes 1.15-1.21 (docs/performance.md, "What limits the rest"); to_nz half (256 block columns) is cut and
-#: tiled as before (two pieces of 128), to_nz float in two pieces of 256 instead of four of 128 (2.49-2.58 ms
-#: against 2.65-2.77). (Before the reference counting left the streaming loops, 128 x 8 measured
-#: 1.60-1.67 ms against 1.78-1.79 for 64 x 8 and 1.73-1.76 for 128 x 4 and 256 x 4, and longer tiles no better.)
+#: the threads' pieces are whole tiles where every thread still gets one); LAYOUT_TILE_A_NT x LAYOUT_TILE_C
+#: when the output is streamed (at least NT_BYTES). Measured on the 2-core development machine, both vCPUs
+#: reserved, bare: streamed, 4096x4096 half, 2 threads: from_nz 1.23-1.26 ms with 1024 x 8 (32 KiB source runs:
+#: each fractal column read 8 pages in a row) against 1.29-1.31 ms with 128 x 8 (4 KiB runs, a page each),
+#: NZ2ND 1.20-1.28 against 1.28-1.32, the dense streaming copy of the same bytes 1.15-1.21 (docs/performance.md,
+#: "What limits the rest"); to_nz half (256 block columns) is cut and tiled as before (two pieces of 128),
+#: to_nz float in two pieces of 256 instead of four of 128 (2.49-2.58 ms against 2.65-2.77). Regular stores
+#: (an output the caches hold) keep 128: a 1024x1024 float from_nz 160 us with 128 x 8, 181 us with 1024 x 8,
+#: 2048x2048 half (regular stores) 344 against 458 us. (Before the reference counting left the streaming loops,
+#: 128 x 8 measured 1.60-1.67 ms against 1.78-1.79 for 64 x 8 and 1.73-1.76 for 128 x 4 and 256 x 4, streamed.)
 LAYOUT_BYTES = 1 << 16
-LAYOUT_TILE_A = 1024
+LAYOUT_TILE_A = 128
+LAYOUT_TILE_A_NT = 1024
 LAYOUT_TILE_C = 8
 #: destinations whose runs are not even 16-byte aligned take regular stores and longer runs, so that fewer
 #: lines are shared by two runs written at different times

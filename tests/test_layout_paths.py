@@ -210,21 +210,21 @@ def _guards_kept(buf, nbytes: int, guard: int = 64) -> bool:
     return bool((buf[:guard] == 0xA5).all() and (buf[guard + nbytes:] == 0xA5).all())
 
 
-@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("threads, nt", [(1, True), (2, True), (2, False)])
 @pytest.mark.parametrize("es, shift", [(2, 16), (4, 0), (1, 48), (8, 32), (2, 8)])
-def test_layout_tiles_of_the_configured_length(threads, es, shift):
-    """Transposes longer than ``config.LAYOUT_TILE_A`` along the source-contiguous loop, and not a multiple of
-    it (whole tiles, then a partial one, in the threads' pieces), with the configured tiles and streaming
-    stores, bit for bit: from_nz and NZ2ND (rows along that loop), to_nz (block columns along it, a partial
-    last block), each into a destination at a line phase of ``shift`` bytes (8: regular stores) between guard
-    bytes that stay as they were."""
+def test_layout_tiles_of_the_configured_length(threads, nt, es, shift):
+    """Transposes longer than ``config.LAYOUT_TILE_A_NT`` (and ``LAYOUT_TILE_A``) along the source-contiguous
+    loop, and not a multiple of either (whole tiles, then a partial one, in the threads' pieces), with the
+    configured tiles, streaming stores (``nt``) or regular ones, bit for bit: from_nz and NZ2ND (rows along that
+    loop), to_nz (block columns along it, a partial last block), each into a destination at a line phase of
+    ``shift`` bytes (8: regular stores) between guard bytes that stay as they were."""
     dt = UINT[es]
     c0 = 32 // es
     rng = np.random.default_rng(es * 7 + shift)
-    tall = rng.integers(0, np.iinfo(dt).max, (2 * config.LAYOUT_TILE_A + 83, 3 * c0), dtype=dt, endpoint=True)
-    wide = rng.integers(0, np.iinfo(dt).max, (21, (2 * config.LAYOUT_TILE_A + 5) * c0 + 3), dtype=dt,
-                        endpoint=True)
-    with layout_config(threads, True):
+    tile = max(config.LAYOUT_TILE_A_NT, config.LAYOUT_TILE_A)
+    tall = rng.integers(0, np.iinfo(dt).max, (2 * tile + 83, 3 * c0), dtype=dt, endpoint=True)
+    wide = rng.integers(0, np.iinfo(dt).max, (21, (2 * tile + 5) * c0 + 3), dtype=dt, endpoint=True)
+    with layout_config(threads, nt):
         config.LAYOUT_BYTES = 64 << 10
         nz = to_nz(tall)
         assert np.array_equal(nz, _nz_oracle(tall, c0))

@@ -183,11 +183,11 @@ def match_kernel(step, src_residue: int, dst_residue: int):
     a, c = loops[-2], loops[-1]
     # destination runs on 16-byte boundaries: the kernel can stream their whole lines (large outputs)
     streams = (dst_residue + step.dst_offs[0]) % 16 == 0 and a[2] % 16 == 0 and (batch[0] == 1 or batch[2] % 16 == 0)
-    if streams:
-        tiles = (config.LAYOUT_TILE_A, config.LAYOUT_TILE_C)
+    nt = streams and nbytes >= config.NT_BYTES
+    if streams:  # (streamed: long source runs; a cached output: shorter ones)
+        tiles = (config.LAYOUT_TILE_A_NT if nt else config.LAYOUT_TILE_A, config.LAYOUT_TILE_C)
     else:
         tiles = (config.LAYOUT_TILE_A_UNALIGNED, config.LAYOUT_TILE_C_UNALIGNED)
-    nt = streams and nbytes >= config.NT_BYTES
     chunks = _layout_chunks(batch[0], a[0], nbytes, tiles[0])
     metas = tuple(np.stack([abi.pack_transpose(burst, batch, a, c, tiles, nt, ch) for ch in chunks]))
     return (KStep("transpose", 1, step.dst_offs, step.src_offs, burst, (batch, a, c), np.uint64(0), True, step,
