@@ -333,3 +333,23 @@ def test_a_fresh_global_tensor_is_the_one_over_its_array(dtype, shape, offset, d
         (pm.host, pm.addr0, pm.size, pm.lazy, pm.tracked, pm.readonly, pm.phys, pm.poison)
     assert np.array_equal(fresh.numpy(), plain.numpy()) and fresh.numpy().shape == shape
     assert np.array_equal(fresh.defined(), plain.defined())
+
+
+def test_an_input_made_from_a_kept_draw_comes_with_its_bytes_and_address(tmp_path):
+    """generate_at's (array, bytes, address) for a kept stream: the array is generate's, over those bytes at that
+    address, and the engine's GlobalTensor over them is GlobalTensor(array)'s."""
+    from fastcopy.golden.inputs import generate, generate_at
+    from fastcopy.memory import GlobalTensor
+
+    case = _sweep_case(tmp_path)
+    for i in (0, 4, 1):  # (a short draw, a long one, a short one again: copies of the kept stream)
+        prog = case.point(i)
+        buf = prog.buffer("xGm")
+        arr, data, host = generate_at(buf, prog.seed, prog.file)
+        assert np.array_equal(arr.view(np.uint8).reshape(-1), generate(buf, prog.seed, prog.file).view(np.uint8)
+                              .reshape(-1))
+        assert data is not None and host == data.ctypes.data and np.shares_memory(arr, data)
+        assert arr.shape == buf.shape and data.size == arr.nbytes
+        fresh = GlobalTensor._fresh(data, host, buf.np_dtype, buf.shape, True)
+        assert fresh._sig is GlobalTensor(arr)._sig and fresh.shape == arr.shape
+        assert not fresh.memory.tracked and np.array_equal(fresh.numpy(), arr)

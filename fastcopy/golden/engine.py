@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import FastCopyError, FastCopyWarning
 from ..memory import GlobalTensor, TPipe, aligned_bytes
-from .inputs import generate
+from .inputs import generate, generate_at
 from .schema import (Arg, CaseError, ComputeSpec, OpSpec, Program, api_function, enum_class, fixpipe_config,
                      make_struct, struct_class)
 
@@ -137,10 +137,11 @@ def run_program(prog: Program, skip_compute: bool = False, on_op=None, reuse: bo
             data.fill(prog.poison)
             gm[buf.name] = GlobalTensor._fresh(data, host, dt, buf.shape, False)
             continue
-        arr = generate(buf, prog.seed, prog.file)
+        arr, data, host = generate_at(buf, prog.seed, prog.file)
         # the input file holds the initial contents: a copy only when an op may change them
         inputs[buf.name] = arr.copy() if buf.name in written else arr
-        gm[buf.name] = GlobalTensor(arr)
+        gm[buf.name] = GlobalTensor(arr) if data is None else GlobalTensor._fresh(data, host, buf.np_dtype,
+                                                                                 buf.shape, True)
     caught, notes = {}, []
     cores = CoreTracker(prog, gm) if prog.blocks > 1 else None
     tensors = {}

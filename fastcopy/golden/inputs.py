@@ -14,7 +14,7 @@ import numpy as np
 
 from ..dtypes import ascend_name
 from ..errors import ParamError
-from ..memory import aligned_empty
+from ..memory import aligned_bytes, aligned_empty
 from .schema import B4_TYPES, BufferSpec, CaseError, _is_float
 
 
@@ -40,20 +40,27 @@ _KEPT: dict = {}  # (seed, buffer name, init items, dtype) -> the longest array 
 
 def generate(buf: BufferSpec, seed: int, file: str = "") -> np.ndarray:
     """The initial contents of ``buf`` (a C-contiguous array of ``buf.shape``, the caller's own); ``init`` must not
-    be None.
+    be None. (:func:`generate_at` also gives the array's bytes and address when it made them itself.)
 
     Random draws are made in chunks of :data:`CHUNK` elements straight into the result (the stream is the same
     as one draw of all elements), so memory is the buffer plus a few MiB. The points of a sweep draw the same
     stream (seed, buffer name, init) at many lengths: small draws of the :data:`PREFIX_KINDS` are kept, and a
     buffer no longer than one kept is a copy of its first elements (the same bytes a new draw gives; a longer one
     is drawn, checked and kept)."""
+    return generate_at(buf, seed, file)[0]
+
+
+def generate_at(buf: BufferSpec, seed: int, file: str = "") -> tuple:
+    """``(array, bytes, address)``: :func:`generate`'s array and, when it is a copy of a kept draw made here, its
+    bytes (the 1-D uint8 array under it, from :func:`fastcopy.memory.aligned_bytes`) and their host address, for
+    a GlobalTensor made over them without looking the address up again; else ``(array, None, None)``."""
     init = buf.init
     if init["kind"] in PREFIX_KINDS and buf.size <= KEEP_ELEMENTS:
         try:
             key = (seed, buf.name, tuple([(k, type(v), v) for k, v in init.items()]), buf.np_dtype)
             kept = _KEPT.get(key)
         except TypeError:  # (an unhashable init value: never kept)
-            return _generate(buf, seed, file)
+            return _generate(buf, seed, file), None, None
         if kept is None or kept.size < buf.size:
             kept = _draw_ahead(buf, seed, file, 0 if kept is None else kept.size)
             if kept is None:  # (packed 4-bit, or the longer draw failed a check: drawn exactly, errors raised)
@@ -62,10 +69,12 @@ def generate(buf: BufferSpec, seed: int, file: str = "") -> np.ndarray:
             if len(_KEPT) >= KEEP_STREAMS:
                 _KEPT.pop(next(iter(_KEPT)))
             _KEPT[key] = kept
-        out = aligned_empty(buf.size * buf.np_dtype.itemsize, (buf.size,), buf.np_dtype)
+        dt = buf.np_dtype
+        data, host = aligned_bytes(buf.size * dt.itemsize)
+        out = data.view(dt)
         out[...] = kept[:buf.size]
-        return out.reshape(buf.shape)
-    return _generate(buf, seed, file)
+        return out.reshape(buf.shape), data, host
+    return _generate(buf, seed, file), None, None
 
 
 def _draw_ahead(buf: BufferSpec, seed: int, file: str, before: int) -> np.ndarray | None:
