@@ -306,6 +306,37 @@ def test_memo_sees_changed_fields_and_keeps_refusing_bad_calls(planned):
             fc.LoadData(dst, src, p, **bad)
 
 
+
+def test_memo_refuses_wrong_arguments_as_a_first_call_does():
+    """With a repeat's memo on the destination (its quickest form bound), a call with a third argument that is no
+    params struct, a destination or source that is no tensor, or a GM destination raises what it raises with no
+    memo at all (type and message), and writes nothing."""
+    def attempts(dst, src, p, gm):
+        out = []
+        for args in ((dst, src, 5), (dst, src, fc.DataCopyParams(1, 32)), ("x", src, p), (dst, "y", p), (gm, src, p)):
+            with pytest.raises(fc.FastCopyError) as err:
+                fc.LoadData(*args)
+            out.append((type(err.value), str(err.value)))
+        return out
+
+    from fastcopy.dma import kernels
+
+    kernels.load()  # (the quickest form binds a numba kernel)
+    got = []
+    for memo in (False, True):
+        pipe = fc.TPipe(product=A2)
+        src, dst = _fmap(pipe, "half", 32768, 5), pipe.alloc("B2", "half", 32768)
+        gm = fc.GlobalTensor(np.zeros(32768, np.float16))
+        p = fc.LoadData2DParams(0, 128, 1, 0, 0, True)
+        if memo:
+            for _ in range(3):
+                fc.LoadData(dst, src, p)
+            assert dst._prepared["LoadData"][5][5]  # (the quickest form is bound)
+        before = dst.numpy().view(np.uint8).copy()
+        got.append(attempts(dst, src, p, gm))
+        assert np.array_equal(dst.numpy().view(np.uint8), before) and not gm.numpy().view(np.uint8).any()
+    assert got[0] == got[1]
+
 @pytest.mark.parametrize("kernels", ["numba", "numpy"])
 def test_small_img2col_repeat_is_one_kernel_call(kernels):
     """A small img2col load with padding (copies and fills on one view width) is prepared as one ``run_steps``
