@@ -251,6 +251,7 @@ def _breakdown(points, repeat, tmp, numpy_gen_data, load_case, run_program, writ
     results = [run_program(p, reuse=True) for p in progs]  # warm: kernels, plans of every point
     rows = {"compile (case.point)": [], "run (run_program, reused TPipe)": [], "write (write_result)": [],
             "numpy loop (gen_data.py), whole point": [],
+            "whole point, staged (run_chunk)": [],
             "floor: the 2 DataCopy calls alone": [],
             "run, every plan new (as in a batch)": [], "floor, every plan new": []}
     api_only = _api_only(points)
@@ -269,6 +270,12 @@ def _breakdown(points, repeat, tmp, numpy_gen_data, load_case, run_program, writ
             for i, res in enumerate(results):
                 write_result(res, os.path.join(out, f"{i:04d}"))
             rows["write (write_result)"].append(time.perf_counter() - t)
+            from fastcopy.golden.work import run_chunk
+
+            t = time.perf_counter()  # (compile, run and write in groups of config.STAGE_POINTS, as a batch does)
+            run_chunk(case, 0, range(points), os.path.join(root, f"ch{r}"))
+            rows["whole point, staged (run_chunk)"].append(time.perf_counter() - t)
+            shutil.rmtree(os.path.join(root, f"ch{r}"))
             npout = os.path.join(root, f"np{r}")
             t = time.perf_counter()
             numpy_gen_data.main(["-o", npout])
