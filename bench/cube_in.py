@@ -199,10 +199,27 @@ def _bare_kernels():
     return copy, helper, shared
 
 
+def _one_core(funcs: dict) -> dict:
+    """``funcs`` with its LoadData bound to run on the calling thread alone (the crew off while the repeat binds
+    its kernel: what a tile runs while the helper is away), on tensors of its own."""
+    from fastcopy.dma import crew
+
+    was, crew.ENABLED = crew.ENABLED, False
+    try:
+        for _ in range(3):
+            funcs["fastcopy"]()
+    finally:
+        crew.ENABLED = was
+    return funcs
+
+
 def bare_rows() -> list[str]:
-    """Each bare kernel interleaved with np.copyto of the tile's bytes and with the LoadData call that runs it."""
+    """Each bare kernel interleaved with np.copyto of the tile's bytes and with the LoadData call that runs it (on
+    one core: bound with the crew off). The bare kernels are called through the compiled entry a repeated load binds
+    (numba's dispatcher would type their arguments on every call: ~0.15 us for the transposes' five)."""
     import threading
 
+    from fastcopy.cube.recall import _entry
     from fastcopy.dma import kernels as K
     from fastcopy.dma import abi
 
@@ -216,10 +233,14 @@ def bare_rows() -> list[str]:
     half = n8 // 2 // 8 * 8  # (whole 64-byte lines each)
     cases = {name: funcs for name, _, _, funcs in case_loaddata()}
     plain, tr = cases["LoadData 2D L1->L0A 64 KiB (128 fractals)"], cases["LoadData 2D L1->L0B 64 KiB, ifTranspose"]
+    alone = {name: _one_core(funcs) for name, _, _, funcs in case_loaddata()}
     meta = abi.pack_transpose(2, (128, 512, 512), (16, 2, 32), (16, 32, 2), (1, 1), False, (0, 128, 0, 16))
-    rows_ = [("memcpy, one core (64 KiB, line-aligned)", lambda: copy(d64, s64, 0, n8), plain),
-             ("16x16 transposes, one core (transpose_elements)",
-              lambda: K.transpose_elements(dst, 0, src, 0, meta), tr)]
+    copy1, copy_args = _entry(copy, (d64, s64, 0, n8)), (d64, s64, 0, n8)
+    tr1, tr_args = _entry(K.transpose_elements, (dst, 0, src, 0, meta)), (dst, 0, src, 0, meta)
+    rows_ = [("memcpy, one core (64 KiB, line-aligned)", lambda: copy1(*copy_args),
+              alone["LoadData 2D L1->L0A 64 KiB (128 fractals)"]),
+             ("16x16 transposes, one core (transpose_elements)", lambda: tr1(*tr_args),
+              alone["LoadData 2D L1->L0B 64 KiB, ifTranspose"])]
     keep = []  # (the destinations of the pair jobs: their headers hold addresses only)
     if fc.config.THREADS > 1:
         from fastcopy.cube.recall import _halves
@@ -229,6 +250,7 @@ def bare_rows() -> list[str]:
         # a destination of its own (a line another core wrote last must come back first)
         keep += [_line_aligned(TILE), _line_aligned(TILE)]
         pair, head = crew.dense_pair(keep[0], 0, src, 0, TILE)
+        pair = _entry(pair, (head,))
         rows_.append(("memcpy split by fastcopy's pair lane (crew.pair)", lambda: pair(head), plain))
         thead = crew.pair_job(crew.ELEMENTS, keep[1], 0, src, 0, _halves(meta, 128, 16))[1]
         rows_.append(("16x16 transposes split by the pair lane", lambda: pair(thead), tr))
