@@ -5,6 +5,7 @@ offset set and element width; fills and all_set likewise."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -69,4 +70,21 @@ def test_a_copy_within_one_array_reads_before_it_writes(meta, dt, dbase, sbase):
     want = arr.copy()
     want[npkernels._index(dbase, meta, 2)] = arr[npkernels._index(sbase, meta, 1)].copy()
     npkernels.copy_strided(arr, dbase, arr, sbase, meta)
+    assert np.array_equal(arr, want)
+
+
+@pytest.mark.parametrize("dt", [np.uint8, np.uint16, np.uint64])
+@pytest.mark.parametrize("loop, doff, soff", [((4, 2, 1), 1, 0), ((4, 1, 2), 0, 1), ((5, 3, 2), 1, 0),
+                                              ((5, 2, 3), 0, 1), ((4, 2, 2), 1, 0), ((4, 2, 2), 0, 1)])
+def test_a_single_strided_view_within_one_array_reads_before_it_writes(dt, loop, doff, soff):
+    """One offset, one-unit bursts and one loop of different source and destination strides: one 1-D view a
+    side, overlapping, the destination after the source (numpy walks it backward) and before it (forward). numpy's
+    assignment reads such a source while it writes (``a[1:5] = a[0:8:2]`` reads ``a[4]`` after writing it): the
+    kernel must still give the result of reading every source unit first."""
+    idle = (1, 0, 0)
+    meta = abi.pack(1, [loop, idle, idle, idle], (0, 1, 0, loop[0]), [doff], [soff])
+    arr = np.arange(40, dtype=dt)
+    want = arr.copy()
+    want[npkernels._index(0, meta, 2)] = arr[npkernels._index(0, meta, 1)].copy()
+    npkernels.copy_strided(arr, 0, arr, 0, meta)
     assert np.array_equal(arr, want)

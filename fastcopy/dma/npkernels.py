@@ -86,11 +86,15 @@ def copy_strided(dst, dbase, src, sbase, meta, m=None) -> None:
         dst[_index(dbase, meta, 2)] = src[_index(sbase, meta, 1)]
         return
     sv = _views(src, sbase, m, 1)
-    if len(dv) > 1 and np.may_share_memory(dst, src):  # program order: every read before any write
+    # program order: every read before any write. numpy's assignment (d[...] = s, as np.copyto) reads a whole
+    # overlapping source first only where it copies it first: views of two or more dimensions, or of strides of
+    # opposite signs. Two 1-D views of strides of one sign are walked forward or backward, the read-first result
+    # only when the strides are equal (a[1:5] = a[0:8:2] reads a[4] after writing it): copied here
+    if (len(dv) > 1 or (dv and dv[0].ndim == 1 and dv[0].strides != sv[0].strides)) and np.may_share_memory(dst,
+                                                                                                              src):
         sv = [v.copy() for v in sv]
     for d, s in zip(dv, sv):
-        d[...] = s  # (np.copyto's assignment, without its call overhead; numpy resolves an overlap of d and s:
-        # the result of reading s first)
+        d[...] = s  # (np.copyto's assignment, without its call overhead)
 
 
 def fill_strided(dst, dbase, meta, value) -> None:
