@@ -185,5 +185,25 @@ def main(argv=None) -> int:
         return 0
 
 
+def entry() -> int:
+    """The ``fastcopy`` command as a process runs it (the console script and ``python -m fastcopy``): :func:`main`,
+    then the exit made shorter (:func:`before_exit`). Call :func:`main` to run a command inside a process that
+    goes on."""
+    try:
+        return main()
+    finally:
+        before_exit()
+
+
+def before_exit() -> None:
+    """Leave the objects alive at the end of the command out of the cyclic collector's passes at interpreter exit
+    (``gc.freeze``): those passes walk every object of numpy and fastcopy again and found nothing to free, ~13 ms
+    of a ~0.15 s one-point batch. Exit handlers, flushes and finalizers run as usual; only objects in reference
+    cycles stay unfreed, as memory the exiting process gives back whole."""
+    import gc
+
+    gc.freeze()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry())
