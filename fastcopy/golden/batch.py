@@ -31,6 +31,8 @@ __all__ = ["CaseEntry", "BatchReport", "Outcome", "run_batch", "run_point", "run
 
 @dataclass
 class CaseEntry:
+    """One case file of a batch: its name, point count and folder (or why it did not load)."""
+
     path: str
     name: str = ""
     points: int = 0
@@ -40,6 +42,8 @@ class CaseEntry:
 
 @dataclass
 class BatchReport:
+    """What a batch did: its cases, one outcome per point, time and workers."""
+
     cases: list
     outcomes: list
     seconds: float

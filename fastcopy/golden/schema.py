@@ -312,6 +312,8 @@ class Arg:
 
 @dataclass(frozen=True)
 class OpSpec:
+    """One op of a program: the API, its operands and its parameters, validated."""
+
     index: int  # position in the program's flat (unrolled) op list
     api: str
     dst: Ref | None
@@ -386,6 +388,8 @@ class ComputeSpec:
 
 @dataclass(frozen=True)
 class BufferSpec:
+    """One buffer of a program (GM or on-chip): dtype, shape, position, init, validated."""
+
     name: str
     dtype: str  # Ascend C name when there is one
     gm: bool
@@ -407,6 +411,8 @@ class BufferSpec:
 
 @dataclass(frozen=True)
 class OutputSpec:
+    """One output of a program: its buffer, files, and compare settings."""
+
     buffer: str
     file: str  # path relative to the output folder, e.g. "output/golden.bin"
     mask: str  # e.g. "output/golden.mask.bin"

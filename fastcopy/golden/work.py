@@ -21,6 +21,8 @@ from .schema import CaseError
 
 @dataclass
 class Outcome:
+    """What became of one point of a batch: written, skipped or failed (with the reason)."""
+
     case: int  # index into BatchReport.cases
     index: int | None  # sweep point (None: a case without sweeps, or one that did not load)
     label: str
