@@ -305,8 +305,10 @@ def test_a_forked_child_runs_bound_tiles_alone_and_exact():
             "assert head[KC.P_BOX] == crew._state['box'].ctypes.data\n"
             "pid = os.fork()\n"
             "if pid == 0:\n"
+            "    arrays = [np.zeros(KC.BOX_SIZE + 8, np.int64) for _ in range(16)]  # (a box's size)\n"
             "    ok = all(check(100 + k) for k in range(40))\n"
             "    ok = ok and fast[0](head) == KC.ALONE_BUSY and check(7)\n"
+            "    ok = ok and not any(a.any() for a in arrays)\n"
             "    os._exit(0 if ok else 3)\n"
             "_, status = os.waitpid(pid, 0)\n"
             "assert os.waitstatus_to_exitcode(status) == 0, status\n"
@@ -332,6 +334,32 @@ def test_no_helper_thread_can_start_then_tiles_run_alone(monkeypatch):
     assert crew._state["box"] is None and dst._prepared["LoadData"][5][5][0] is np.copyto
     assert not crew.run_job(crew.dense_job(np.zeros(1 << 18, np.uint8), 0, np.ones(1 << 18, np.uint8), 0, 1 << 18))
     monkeypatch.undo()
+
+
+def test_a_stopped_crew_keeps_the_box_of_a_bound_tile():
+    """A tile load bound to the pair holds its box's address in the pair header, not the box: after crew.stop()
+    (also what the exit hook runs) the box stays allocated and stopped, so the repeats run alone, exact, and write
+    nothing else. (Freed, its 768 bytes were the next array of that size, from numpy's cache of small buffers: a
+    repeat wrote the lane's words into that array and raised ZeroDivisionError, its zeros read as the poll count.)"""
+    pipe, src, dst, guards, call, reference = _setup("2D")
+    for k in range(20):
+        _fill(src, k, False)
+        call(dst, src)
+    head = dst._prepared["LoadData"][5][5][1][0]
+    assert head[KC.P_BOX] == crew._state["box"].ctypes.data
+    crew.stop()
+    arrays = [np.zeros(KC.BOX_SIZE + 8, np.int64) for _ in range(16)]  # (the box's buffer's size: freed, one is it)
+    for k in range(8):
+        _fill(src, 100 + k, False)
+        want, want_def = _bytes(dst)
+        s, s_def = _bytes(src)
+        reference(want, want_def, s, s_def)
+        call(dst, src)
+        got, got_def = _bytes(dst)
+        assert np.array_equal(got, want) and got_def.all(), k
+        for g in guards:
+            assert (g.memory.data[g.offset:g.offset + g.nbytes] == GUARD).all()
+        assert not any(a.any() for a in arrays), k
 
 
 def test_the_helpers_are_stopped_and_joined_at_exit():

@@ -47,6 +47,11 @@ SUPPORTED = sys.platform.startswith("linux") and os.uname().machine == "x86_64" 
 ENABLED = True
 _start_lock = threading.Lock()
 _state = {"box": None, "threads": (), "pid": None, "ticks_per_us": 0.0}
+#: every box made, kept for the life of the process: a pair job's header (bound into a tile load's quickest
+#: repeat) holds its box's address, not the box; a stopped box (STOP set) or a forked child's copy of the
+#: parent's box (LOCK held) must stay that box, not freed memory that another array then takes (768 bytes: in
+#: numpy's cache of small buffers, the next array of that size)
+_BOXES = []
 _K = None  # fastcopy.kernels.crew, once loaded
 
 
@@ -98,6 +103,7 @@ def _new_box():
     box = buf[start:start + crew.BOX_SIZE]
     box[crew.WORD] = crew.BUSY
     box[crew.BACKOFF] = 1
+    _BOXES.append(buf)
     return box
 
 
