@@ -86,10 +86,32 @@ def docstring(cls, summary: str, ctypes: dict) -> str:
 
 
 def present(cls, ctypes: dict) -> None:
-    """Give a ParamStruct subclass its signature and generated docstring (called once, when the class is made)."""
+    """Give a ParamStruct subclass its signature and generated docstring (called once, when the class is made;
+    both are made when first read: ``help()``, ``inspect.signature``, an IDE)."""
     cls._summary = inspect.cleandoc(cls.__dict__.get("__doc__") or "")
-    cls.__doc__ = docstring(cls, cls._summary, ctypes)
-    cls.__signature__ = signature(cls)
+    cls.__doc__ = Generated("__doc__", lambda c: docstring(c, c._summary, ctypes))
+    cls.__signature__ = Generated("__signature__", signature)
+
+
+class Generated:
+    """A class attribute made from the class the first time it is read, then stored in its place.
+
+    ``import fastcopy`` makes every struct class; their docstrings take ~2.4 ms to build, which every process (a
+    batch, a short script) would pay without reading one. The class's ``__doc__`` may be such a descriptor:
+    ``type`` calls its ``__get__`` when the class's ``__doc__`` is read, as ``help()`` and ``inspect.getdoc`` do;
+    ``inspect.signature`` reads ``__signature__`` as an attribute of the class."""
+
+    __slots__ = ("name", "make")
+
+    def __init__(self, name: str, make):
+        self.name, self.make = name, make
+
+    def __get__(self, obj, owner=None):
+        cls = owner if owner is not None else type(obj)
+        value = self.make(cls)
+        if cls.__dict__.get(self.name) is self:
+            setattr(cls, self.name, value)
+        return value
 
 
 def _wrap(text: str, indent: str, width: int = 112) -> list[str]:
