@@ -71,6 +71,17 @@ def _bound(j1: float, start: float, ceiling: float) -> float:
     return j1 / (start + work / ceiling)
 
 
+def _needs_for(target: float, start: float, ceiling: float) -> str:
+    """What ``--jobs 2`` >= ``target`` x ``--jobs 1`` needs, from :func:`_bound`: (S + W) / (S + W / c) >= t holds
+    when W (1 - t / c) >= (t - 1) S, so never when the ceiling c is at most t (the ratio tends to c as W grows)."""
+    if ceiling <= target:
+        return (f"out of reach at this ceiling ({ceiling:.2f}x <= {target}x: the ratio tends to the ceiling as the "
+                f"points' work grows); it needs a machine where two processes reach more than {target}x")
+    need = (target - 1) * start / (1 - target / ceiling)
+    return (f"the points' work W >= {need:.2f} s at this start-up ({start:.2f} s) and ceiling ({ceiling:.2f}x), "
+            f"= {need / start:.1f}x the start-up")
+
+
 _ENV: dict = {}  # the environment of every measured command (main() sets it)
 
 
@@ -147,6 +158,7 @@ def main(argv=None) -> int:
     print(f"start-up (a batch of 1 point): {s1:.2f} s = {s1 / one:.2f}x the numpy loop's whole run; the 1000 points "
           f"of --jobs 1 take {j1 - s1:.2f} s. Best --jobs 2 / --jobs 1 with that start-up and the ceiling: "
           f"(S + W) / (S + W / {2 * one / two:.2f}) = {_bound(j1, s1, 2 * one / two):.2f}x")
+    print(f"the 1.6x target: {_needs_for(1.6, s1, 2 * one / two)}")
     calls, files = floor_new_plans(), floor_files(tmp=args.tmp)
     print(f"fastcopy's floor at today's costs (its own start-up and emulated calls, which are this code's costs, "
           f"not the machine's): start-up {s1:.3f} s + the 2000 DataCopy calls alone (new plans) {calls:.3f} s + "
