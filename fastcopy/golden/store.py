@@ -151,6 +151,7 @@ def _pid_alive(pid: int) -> bool:
 
 
 _LEFTOVERS: dict = {}  # parent folder -> {base name: [(hidden temporary, pid)]}, from one scan per process
+_LISTED: dict = {}  # parent folder -> the names it held at that scan
 
 
 def _clean_leftovers(parent: str, base: str, absolute: bool = False) -> None:
@@ -168,6 +169,7 @@ def _clean_leftovers(parent: str, base: str, absolute: bool = False) -> None:
         except OSError:
             return
         found = _LEFTOVERS[key] = {}
+        _LISTED[key] = frozenset(names)
         for n in names:
             m = re.match(rf"^\.(.+?){re.escape(_TMP_TAG)}(?:new|old)-(\d+)-", n)
             if m:
@@ -210,8 +212,11 @@ class FolderWriter:
     data); ...; w.write("manifest.json", text)``. On an exception nothing changes at ``d``.
 
     Few system calls per folder (a batch writes thousands of small ones): one ``lstat`` of the target before and
-    one after, the hidden sibling made with ``mkdir`` (the umask applies, as for any new folder), each sub-folder
+    one after (none when the parent's listing, made once per process, did not hold the name, and none after when
+    it was absent before: the rename in then fails over anything but an empty folder, and only then is the target
+    checked), the hidden sibling made with ``mkdir`` (the umask applies, as for any new folder), each sub-folder
     made once, each file one ``open(O_CREAT | O_EXCL | O_NOFOLLOW)``, its writes and a close, then the renames.
+    Temporary names end in a random token made once per process and a counter (no random bytes per folder).
     No fsync: the guarantee is atomicity (a reader sees the old folder, none, or the new complete one), not
     durability across a power cut."""
 
@@ -219,18 +224,25 @@ class FolderWriter:
         self.directory = os.path.abspath(directory)
         self.parent, self.base = os.path.split(self.directory)
         self.tmp = None
+        self.existed = True  # (until __enter__ has seen the target absent)
         self.written: list = []
         self._dirs: set = set()
 
     def __enter__(self):
-        check_replaceable(self.directory)
+        # A name the parent did not hold when this process listed it (a batch's new point folders) is taken as
+        # absent, without an lstat: if it exists by now (written since, or made by someone else), the swap's
+        # rename fails and the full check decides there, as for anything that appears while we write.
+        listed = _LISTED.get(self.parent) if _RENAME_KEEPS_FULL_FOLDERS else None
+        self.existed = True if listed is None or self.base in listed else False
+        if self.existed:
+            self.existed = check_replaceable(self.directory)
         if self.parent not in _PARENTS:
             os.makedirs(self.parent, exist_ok=True)
         _clean_leftovers(self.parent, self.base, absolute=True)
         prefix = f".{self.base}{_TMP_TAG}new-{os.getpid()}-"
         try:  # (an interrupt at any point here, even between the mkdir and the next line, leaves nothing)
             for _ in range(100):
-                self.tmp = os.path.join(self.parent, prefix + os.urandom(4).hex())
+                self.tmp = os.path.join(self.parent, prefix + _unique())
                 try:
                     os.mkdir(self.tmp, 0o777)  # never an existing folder; mode 0o777 less the umask
                     break
@@ -280,10 +292,19 @@ class FolderWriter:
         return False
 
     def _swap(self) -> None:
+        if not self.existed and _RENAME_KEEPS_FULL_FOLDERS:
+            # Absent when we began (the usual case in a batch): rename straight in, no second lstat. The rename
+            # only succeeds when the target is still absent or an empty folder (both replaceable); over anything
+            # else (a non-empty folder, a file, a symlink) it fails, and the full check below decides.
+            try:
+                os.rename(self.tmp, self.directory)
+                return
+            except OSError:
+                pass
         exists = check_replaceable(self.directory)  # again: it may have changed while we computed
         old = None
         if exists:
-            old = os.path.join(self.parent, f".{self.base}{_TMP_TAG}old-{os.getpid()}-{os.urandom(4).hex()}")
+            old = os.path.join(self.parent, f".{self.base}{_TMP_TAG}old-{os.getpid()}-{_unique()}")
             os.rename(self.directory, old)
         try:
             os.rename(self.tmp, self.directory)
@@ -293,6 +314,28 @@ class FolderWriter:
             raise
         if old is not None:
             _remove(old)
+
+
+#: POSIX: renaming a folder over a non-empty folder, a file or a symlink fails (only an empty folder is replaced)
+_RENAME_KEEPS_FULL_FOLDERS = os.name == "posix"
+_NAMES = [0, 0]  # (random token, counter) of this process's temporary names
+
+
+def _new_token() -> None:
+    _NAMES[:] = [int.from_bytes(os.urandom(4), "little"), 0]
+
+
+def _unique() -> str:
+    """A fresh suffix for a temporary name: a random token made once per process (again in a forked child) and a
+    counter, so a folder costs no call for random bytes (a clash with a live name only retries the mkdir)."""
+    names = _NAMES
+    names[1] += 1
+    return f"{names[0]:08x}{names[1]:x}"
+
+
+_new_token()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_token)
 
 
 _PARENTS: set = set()  # parent folders this process made or found (a sweep writes thousands of folders into one)
