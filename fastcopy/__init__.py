@@ -12,21 +12,29 @@ __version__ = "0.1.0"
 import sys as _sys
 import types as _types
 
-from . import apidoc as _apidoc
-from .api import (DataCopy, DataCopyPad, Fixpipe, LoadData, LoadDataWithStride, LoadDataWithTranspose,
-                  ResetLoopModePara, SetLoopModePara, SetPadValue, from_nz, to_nz)
-from .cube.fpconfig import CFG_COLUMN_MAJOR, CFG_NZ, CFG_ROW_MAJOR, CO2Layout, FixpipeConfig
-from .dtypes import as_dtype
-from .errors import (AlignmentError, CapacityError, FastCopyError, FastCopyWarning, OutOfBoundsError, ParamError,
-                     ParamTypeError, RangeError, UnsupportedError)
-from .formats import nd2nz_params, nz2nd_params
 from .lazy import package_getattr as _package_getattr
-from .memory import GlobalTensor, LocalTensor, TPipe, current_pipe
-from .ops.loopmode import DataCopyMVType
-from .ops.pad import PaddingMode
-from .params import (DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams, Field,
-                     LoopModeParams, Nd2NzParams, Nz2NdParamsFull, ParamStruct, SliceInfo)
-from .products import Phys, Product, TPosition
+from .lazy import paused_collector as _paused_collector
+
+# (numpy, ml_dtypes and fastcopy's modules import with the cyclic collector paused: lazy.paused_collector)
+with _paused_collector():
+    from . import apidoc as _apidoc
+    from .api import (DataCopy, DataCopyPad, Fixpipe, LoadData, LoadDataWithStride, LoadDataWithTranspose,
+                      ResetLoopModePara, SetLoopModePara, SetPadValue, from_nz, to_nz)
+    from .cube.fpconfig import CFG_COLUMN_MAJOR, CFG_NZ, CFG_ROW_MAJOR, CO2Layout, FixpipeConfig
+    from .dtypes import as_dtype
+    from .errors import (AlignmentError, CapacityError, FastCopyError, FastCopyWarning, OutOfBoundsError, ParamError,
+                         ParamTypeError, RangeError, UnsupportedError)
+    from .formats import nd2nz_params, nz2nd_params
+    from .memory import GlobalTensor, LocalTensor, TPipe, current_pipe
+    from .ops.loopmode import DataCopyMVType
+    from .ops.pad import PaddingMode
+    from .params import (DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams, Field,
+                         LoopModeParams, Nd2NzParams, Nz2NdParamsFull, ParamStruct, SliceInfo)
+    from .products import Phys, Product, TPosition
+
+    _apidoc.complete(DataCopy, "DataCopy", "DataCopy(Nd2NzParams)", "DataCopy(Nz2NdParamsFull)",
+                     "DataCopy(SliceInfo)", extra=_apidoc.datacopy_rules())
+    _apidoc.complete(DataCopyPad, "DataCopyPad", extra=_apidoc.pad_rules())
 
 #: public names loaded on first use (``import fastcopy`` loads what a first DataCopy needs, not the cube path, the
 #: pictures or the golden-data tools): name -> the module defining it (a trailing ":" names a module itself)
@@ -72,10 +80,6 @@ class _Package(_types.ModuleType):
 
 
 _sys.modules[__name__].__class__ = _Package
-
-_apidoc.complete(DataCopy, "DataCopy", "DataCopy(Nd2NzParams)", "DataCopy(Nz2NdParamsFull)", "DataCopy(SliceInfo)",
-                 extra=_apidoc.datacopy_rules())
-_apidoc.complete(DataCopyPad, "DataCopyPad", extra=_apidoc.pad_rules())
 
 __all__ = [
     # Ascend C API: the cube's compute and output side

@@ -93,18 +93,35 @@ def _common(p) -> None:
     p.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fastcopy", description="Exact CPU emulation of Ascend C data movement: "
-                                     "golden data for kernels.")
-    from .. import __version__
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, reading the terminal's width when it first needs it. argparse makes a formatter
+    for every option it adds (to check the option's metavar) and each reads the width, which imports ``shutil``
+    (~2 ms, with ``bz2`` and ``lzma``); a command that prints no help never needs it. The width and help position
+    are those of a ``HelpFormatter`` made when they are first read (argparse's own rule, the terminal's width)."""
 
-    parser.add_argument("--version", action="version", version=f"fastcopy {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None, **more):
+        super().__init__(prog, indent_increment, max_help_position, 80 if width is None else width, **more)
+        if width is None:
+            self._help_position = max_help_position
+            del self._width, self._max_help_position  # (read through __getattr__)
 
-    p = sub.add_parser("run", help="run one case file: input/*.bin, output/golden.bin (+ mask), manifest.json",
-                       description="Run a case file (TOML or JSON) and write DIR/input/<name>.bin, "
-                       "DIR/output/golden.bin, DIR/output/golden.mask.bin (1 = defined) and DIR/manifest.json. "
-                       "Several outputs: DIR/output/<name>.bin each. A sweep writes DIR/NNNN/ per point.")
+    def __getattr__(self, name: str):
+        if name not in ("_width", "_max_help_position") or "_help_position" not in self.__dict__:
+            raise AttributeError(name)
+        sized = argparse.HelpFormatter(self._prog, self._indent_increment, self._help_position)
+        self._width, self._max_help_position = sized._width, sized._max_help_position
+        return self.__dict__[name]
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose help formatter is :class:`_Formatter` unless told otherwise (its sub-parsers
+    are of its class)."""
+
+    def __init__(self, *args, formatter_class=_Formatter, **kwargs):
+        super().__init__(*args, formatter_class=formatter_class, **kwargs)
+
+
+def _add_run(p) -> None:
     p.add_argument("case", help="case file (.toml or .json)")
     p.add_argument("-o", "--output", default=None, help="folder to write (default: out/<case name>)")
     p.add_argument("--seed", type=_seed, default=None, help="override the case's seed")
@@ -112,10 +129,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=_run)
 
-    p = sub.add_parser("batch", help="run many case files (and their sweeps) with a few worker processes",
-                       description="Run every point of every case file into DIR/<case>/ (DIR/<case>/NNNN/ for "
-                       "sweeps) with a few worker processes; a summary table at the end, DIR/summary.json, and "
-                       "exit status 1 if any case failed. One bad case never stops the others.")
+
+def _add_batch(p) -> None:
     p.add_argument("cases", nargs="+", help="case files")
     p.add_argument("-o", "--output", required=True, help="folder to write")
     p.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1: in this process)")
@@ -130,11 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "chosen from the number of points and workers)")
     p.set_defaults(func=_batch)
 
-    p = sub.add_parser("check", help="dry run: validate every op, print warnings and the bytes each op reads and "
-                       "writes per buffer; writes nothing",
-                       description="Load the case and run every point in memory: every op validated, the warnings "
-                       "and (for one point) each op's bytes read and written per buffer printed. Nothing is written. "
-                       "Exit 0 when valid, 1 otherwise (or with warnings under --strict).")
+
+def _add_check(p) -> None:
     p.add_argument("case", help="case file (.toml or .json)")
     p.add_argument("--point", type=int, default=None, help="check only this sweep point (default: all; the ops of "
                    "the first are listed)")
@@ -142,13 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
     p.set_defaults(func=_check)
 
-    p = sub.add_parser("verify", help="compare a kernel output with golden data (bit-exact, or --rtol/--atol)",
-                       description="Compare OUTPUT with GOLDEN over the defined positions: bit for bit, or within "
-                       "--rtol/--atol (or the tolerances the case gave the output). GOLDEN is a golden file or a "
-                       "golden folder (its manifest.json gives dtype, shape, mask and tolerances, and every file "
-                       "must still match its sha256 there); without --mask, GOLDEN's sibling <name>.mask.bin is "
-                       "used when it exists. Exit status like cmp: 0 equal, 1 different, 2 trouble (unreadable "
-                       "file, unknown dtype, golden changed since it was written, nothing to compare).")
+
+def _add_verify(p) -> None:
     p.add_argument("output", help="the kernel's output file (raw)")
     p.add_argument("golden", help="the golden file (raw), or a golden folder (DIR with manifest.json)")
     p.add_argument("--buffer", default=None, help="which output of a golden folder with several")
@@ -163,19 +170,80 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-report", type=int, default=10, help="mismatches to list (default 10)")
     p.set_defaults(func=_verify)
 
-    p = sub.add_parser("demo", help="run the built-in example case and print what it wrote")
+
+def _add_demo(p) -> None:
     p.add_argument("-o", "--output", default=None, help="folder to write into (default: a temporary folder)")
     p.set_defaults(func=_demo)
-    p = sub.add_parser("warmup", help="compile and cache every kernel")
-    p.set_defaults(func=_warmup)
-    from .explain import add_parser as _add_explain
 
-    _add_explain(sub)
+
+def _add_warmup(p) -> None:
+    p.set_defaults(func=_warmup)
+
+
+def _add_explain(p) -> None:
+    from .explain import add_options
+
+    add_options(p)
+
+
+#: the commands, in the order of the help: name -> (help, description or None, adds the command's options)
+COMMANDS = {
+    "run": ("run one case file: input/*.bin, output/golden.bin (+ mask), manifest.json",
+            "Run a case file (TOML or JSON) and write DIR/input/<name>.bin, DIR/output/golden.bin, "
+            "DIR/output/golden.mask.bin (1 = defined) and DIR/manifest.json. Several outputs: DIR/output/<name>.bin "
+            "each. A sweep writes DIR/NNNN/ per point.", _add_run),
+    "batch": ("run many case files (and their sweeps) with a few worker processes",
+              "Run every point of every case file into DIR/<case>/ (DIR/<case>/NNNN/ for sweeps) with a few worker "
+              "processes; a summary table at the end, DIR/summary.json, and exit status 1 if any case failed. One "
+              "bad case never stops the others.", _add_batch),
+    "check": ("dry run: validate every op, print warnings and the bytes each op reads and writes per buffer; writes "
+              "nothing",
+              "Load the case and run every point in memory: every op validated, the warnings and (for one point) "
+              "each op's bytes read and written per buffer printed. Nothing is written. Exit 0 when valid, 1 "
+              "otherwise (or with warnings under --strict).", _add_check),
+    "verify": ("compare a kernel output with golden data (bit-exact, or --rtol/--atol)",
+               "Compare OUTPUT with GOLDEN over the defined positions: bit for bit, or within --rtol/--atol (or the "
+               "tolerances the case gave the output). GOLDEN is a golden file or a golden folder (its manifest.json "
+               "gives dtype, shape, mask and tolerances, and every file must still match its sha256 there); without "
+               "--mask, GOLDEN's sibling <name>.mask.bin is used when it exists. Exit status like cmp: 0 equal, 1 "
+               "different, 2 trouble (unreadable file, unknown dtype, golden changed since it was written, nothing "
+               "to compare).", _add_verify),
+    "demo": ("run the built-in example case and print what it wrote", None, _add_demo),
+    "warmup": ("compile and cache every kernel", None, _add_warmup),
+    "explain": ("draw what one op of a case does (text, or PNG/SVG with matplotlib)",
+                "Run a case file up to one op and draw that op: source and destination as element grids, every "
+                "destination element coloured (and numbered) by the source element it came from, padding (P), "
+                "dummy (d) and undefined (?) elements marked, and the byte spans each buffer uses. Without -o: "
+                "coloured text on a terminal. -o FILE.png / .svg needs matplotlib (pip install 'fastcopy[plot]'); "
+                "-o FILE.txt writes plain text.", _add_explain),
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``fastcopy`` parser. ``command``: add the options of that command only (every command still has its
+    name, help and description: all the top-level parser shows or checks). :func:`main` passes the first argument
+    when it names a command: argparse then hands every later argument to that command's parser alone, so the
+    others' options are never read."""
+    parser = _Parser(prog="fastcopy", description="Exact CPU emulation of Ascend C data movement: golden data for "
+                     "kernels.")
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"fastcopy {__version__}")
+    # (prog: what argparse derives from the usage of a parser without positionals, which formats it to know)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", prog=parser.prog)
+    for name, (help_, description, add_options) in COMMANDS.items():
+        p = sub.add_parser(name, help=help_, **({} if description is None else {"description": description}))
+        if command is None or command == name:
+            add_options(p)
     return parser
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    from ..lazy import paused_collector
+
+    argv = sys.argv[1:] if argv is None else argv
+    with paused_collector():  # (the parser's objects: made once, kept to the end)
+        args = build_parser(argv[0] if argv and argv[0] in COMMANDS else None).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except BrokenPipeError:  # `fastcopy check CASE | head`: the reader went away

@@ -5,13 +5,8 @@ from __future__ import annotations
 import sys
 
 
-def add_parser(sub) -> None:
-    p = sub.add_parser("explain", help="draw what one op of a case does (text, or PNG/SVG with matplotlib)",
-                       description="Run a case file up to one op and draw that op: source and destination as "
-                       "element grids, every destination element coloured (and numbered) by the source element "
-                       "it came from, padding (P), dummy (d) and undefined (?) elements marked, and the byte "
-                       "spans each buffer uses. Without -o: coloured text on a terminal. -o FILE.png / .svg "
-                       "needs matplotlib (pip install 'fastcopy[plot]'); -o FILE.txt writes plain text.")
+def add_options(p) -> None:
+    """The options of ``fastcopy explain`` (its help and description: fastcopy.cli.COMMANDS)."""
     p.add_argument("case", help="case file (.toml or .json)")
     p.add_argument("--op", type=int, default=None, help="op number in execution order (loops unrolled, cores in "
                    "turn, as fastcopy check lists them; default: the first op that moves data)")

@@ -9,11 +9,14 @@ A program written directly with the tensor API writes the same layout with :func
 at once: :func:`run_batch` (local worker processes, or a Dask cluster with ``client=``).
 """
 
-from .batch import BatchReport, run_batch
-from .case import Case, case_from_dict, load_case, load_case_text
-from .engine import CaseRunError, Result, run_program
-from .files import write_golden, write_result
-from .schema import APIS, DEFAULT_SEED, CaseError, Program
+from ..lazy import paused_collector as _paused_collector
+
+with _paused_collector():  # (the modules' objects are made with the cyclic collector paused: lazy.paused_collector)
+    from .batch import BatchReport, run_batch
+    from .case import Case, case_from_dict, load_case, load_case_text
+    from .engine import CaseRunError, Result, run_program
+    from .files import write_golden, write_result
+    from .schema import APIS, DEFAULT_SEED, CaseError, Program
 
 __all__ = ["Case", "case_from_dict", "load_case", "load_case_text", "CaseRunError", "Result", "run_program",
            "write_golden", "write_result", "APIS", "DEFAULT_SEED", "CaseError", "Program", "run_case", "run_batch",

@@ -1,0 +1,188 @@
+"""The start of a ``fastcopy`` command made shorter, with nothing a user sees changed.
+
+- Imports run with the cyclic collector paused (:class:`fastcopy.lazy.paused_collector`): the collector is on
+  again after, the objects made stay collectable, a process's own settings (collector off, frozen objects) are
+  kept.
+- The command line builds only the named command's options, and its help formatter reads the terminal's width
+  (importing ``shutil``) only when it formats: the help, usage and errors are argparse's own, byte for byte.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import weakref
+
+import pytest
+
+from fastcopy import cli
+from fastcopy.lazy import paused_collector
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+GOOD = ROOT / "examples" / "slice_rows.toml"
+
+
+def _fresh(code: str, *args) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env,
+                          cwd=str(ROOT), timeout=300, check=True)
+
+
+# ---------------------------------------------------------------------------------------- paused collector
+class _Node:
+    pass
+
+
+def _cycle() -> weakref.ref:
+    a, b = _Node(), _Node()
+    a.other, b.other = b, a
+    return weakref.ref(a)
+
+
+@pytest.fixture
+def collector_on():
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    if not was:
+        gc.disable()
+
+
+def test_import_fastcopy_makes_no_collection_and_leaves_the_collector_as_it_was():
+    # (the import system may collect while it looks for the package, before any of its modules runs)
+    code = ("import gc, json, sys\nseen = []\n"
+            "gc.callbacks.append(lambda phase, info: seen.append('numpy' in sys.modules))\n"
+            "import fastcopy, fastcopy.golden\n"
+            "print(json.dumps([any(seen), gc.isenabled(), gc.get_freeze_count(), 'numpy' in sys.modules]))\n")
+    assert json.loads(_fresh(code).stdout) == [False, True, 0, True]
+    off = json.loads(_fresh("import gc, json\ngc.disable()\nimport fastcopy.golden\n"
+                            "print(json.dumps([gc.isenabled(), gc.get_freeze_count()]))").stdout)
+    assert off == [False, 0]
+
+
+def test_objects_made_while_paused_join_the_oldest_generation_and_stay_collectable(collector_on):
+    with paused_collector():
+        assert not gc.isenabled()
+        kept = _Node()
+        dead = _cycle()
+        assert dead() is not None  # (no collection inside the block)
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    young = gc.get_objects(generation=0) + gc.get_objects(generation=1)
+    assert not any(o is kept for o in young)
+    assert any(o is kept for o in gc.get_objects(generation=2))
+    gc.collect()
+    assert dead() is None
+
+
+def test_the_collector_is_restored_on_error_and_nested_blocks_leave_it_to_the_outermost(collector_on):
+    with pytest.raises(RuntimeError):
+        with paused_collector():
+            raise RuntimeError
+    assert gc.isenabled()
+    with paused_collector():
+        with paused_collector():
+            pass
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with paused_collector():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_a_process_with_frozen_objects_keeps_them_frozen(collector_on):
+    gc.freeze()  # (every object alive now)
+    try:
+        count = gc.get_freeze_count()
+        with paused_collector():
+            made = _Node()
+        assert gc.get_freeze_count() == count and gc.isenabled()
+        assert any(o is made for o in gc.get_objects(generation=0))  # (left where it was made)
+    finally:
+        gc.unfreeze()
+
+
+# ---------------------------------------------------------------------------------------- command line
+def _parsers(parser) -> dict:
+    """'' -> the top parser, name -> each command's parser."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return {"": parser, **sub.choices}
+
+
+@pytest.mark.parametrize("argv", [
+    ["batch", "a.toml", "b.toml", "-o", "out", "--jobs", "2", "--seed", "0x10", "--max-bytes", "2G", "--resume"],
+    ["batch", "a.toml", "-o", "out", "--no-progress", "-q", "--chunk-size", "3", "--dask", "local:2"],
+    ["run", "a.toml", "--point", "3", "-o", "x", "--strict"],
+    ["check", "a.toml", "--seed", "5", "-v"],
+    ["verify", "o.bin", "g", "--rtol", "1e-3", "--shape", "2", "3", "--no-mask", "--compare", "allclose"],
+    ["demo", "-o", "d"], ["warmup"], ["explain", "a.toml", "--op", "2", "--color", "never"],
+])
+def test_one_commands_parser_parses_as_the_whole_parser(argv):
+    assert cli.build_parser(argv[0]).parse_args(argv) == cli.build_parser().parse_args(argv)
+
+
+def _exit(parser, argv, capsys) -> tuple:
+    with pytest.raises(SystemExit) as info:
+        parser.parse_args(argv)
+    out = capsys.readouterr()
+    return info.value.code, out.out, out.err
+
+
+@pytest.mark.parametrize("argv", [["batch"], ["batch", "a", "--jobs", "x"], ["batch", "a", "-o", "o", "--bogus"],
+                                  ["run"], ["verify", "a"], ["check", "--point", "2"], ["warmup", "x"],
+                                  ["explain"], ["batch", "--help"], ["explain", "-h"]])
+def test_one_commands_parser_fails_and_helps_as_the_whole_parser(argv, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "64")
+    assert _exit(cli.build_parser(argv[0]), argv, capsys) == _exit(cli.build_parser(), argv, capsys)
+
+
+def test_main_builds_only_the_named_commands_options(monkeypatch):
+    built = []
+    real = cli.build_parser
+    monkeypatch.setattr(cli, "build_parser", lambda command=None: built.append(command) or real(command))
+    with pytest.raises(SystemExit):
+        cli.main(["batch", "--help"])
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    with pytest.raises(SystemExit):
+        cli.main(["bat", "x"])  # (not a command: argparse's error, from the whole parser)
+    assert built == ["batch", None, None]
+
+
+@pytest.mark.parametrize("columns", ["40", "80", "131", "250"])
+def test_help_is_argparses_own_at_every_width(columns, monkeypatch):
+    monkeypatch.setenv("COLUMNS", columns)
+    for name, parser in _parsers(cli.build_parser()).items():
+        ours = parser.format_help(), parser.format_usage()
+        parser.formatter_class = argparse.HelpFormatter
+        assert (parser.format_help(), parser.format_usage()) == ours, name
+        assert parser.prog == f"fastcopy {name}".strip()
+
+
+def test_the_formatter_reads_the_width_when_it_formats(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    f = cli._Formatter("fastcopy")
+    monkeypatch.setenv("COLUMNS", "60")  # (read now, at the first use, as a formatter made now would)
+    plain = argparse.HelpFormatter("fastcopy")
+    assert (f._width, f._max_help_position) == (plain._width, plain._max_help_position) == (58, 24)
+    given = cli._Formatter("fastcopy", max_help_position=30, width=70)
+    assert (given._width, given._max_help_position) == (70, 30)
+    with pytest.raises(AttributeError):
+        f.no_such_thing  # noqa: B018
+
+
+def test_a_batch_imports_neither_shutil_nor_the_other_commands(tmp_path):
+    code = ("import json, sys\nfrom fastcopy.cli import main\n"
+            "status = main(['batch', sys.argv[1], '-o', sys.argv[2], '--no-progress', '-q'])\n"
+            "print(json.dumps([status] + sorted(m for m in ('shutil', 'bz2', 'lzma', 'fastcopy.cli.explain', "
+            "'fastcopy.cli.run', 'fastcopy.explain') if m in sys.modules)))\n")
+    assert json.loads(_fresh(code, str(GOOD), str(tmp_path / "out")).stdout.splitlines()[-1]) == [0]
+    assert (tmp_path / "out" / "slice_rows" / "manifest.json").is_file()
