@@ -112,7 +112,7 @@ def test_stages_compile_run_write_and_large_results_are_written_at_once(tmp_path
                                                                         order):
     case = _sweep_case(tmp_path)
     events = []
-    point, run, write = type(case).point, work.run_program, work.write_result
+    point, run, write = type(case).point, work.run_program, work.write_point
 
     def logged(tag, func, key):
         def f(*args, **kwargs):
@@ -123,7 +123,7 @@ def test_stages_compile_run_write_and_large_results_are_written_at_once(tmp_path
 
     monkeypatch.setattr(type(case), "point", logged("C", point, lambda a, out: a[1]))
     monkeypatch.setattr(work, "run_program", logged("R", run, lambda a, out: a[0].index))
-    monkeypatch.setattr(work, "write_result", logged("W", write, lambda a, out: int(a[1][-4:])))
+    monkeypatch.setattr(work, "write_point", logged("W", write, lambda a, out: int(a[1][-4:])))
     monkeypatch.setattr(config, "STAGE_POINTS", 32)
     monkeypatch.setattr(config, "STAGE_BYTES", stage_bytes)
     with warnings.catch_warnings():
@@ -353,3 +353,114 @@ def test_an_input_made_from_a_kept_draw_comes_with_its_bytes_and_address(tmp_pat
         fresh = GlobalTensor._fresh(data, host, buf.np_dtype, buf.shape, True)
         assert fresh._sig is GlobalTensor(arr)._sig and fresh.shape == arr.shape
         assert not fresh.memory.tracked and np.array_equal(fresh.numpy(), arr)
+
+
+# ------------------------------------------------------------------------------------------------ manifest text
+def _texts_cleared(monkeypatch):
+    """No text kept from earlier manifests (each piece made afresh by the encoder)."""
+    from fastcopy.golden import files
+
+    for name in ("_LINES", "_KEYS", "_SHAPES", "_CASE_HEADS"):
+        monkeypatch.setattr(files, name, {})
+    monkeypatch.setattr(files, "_HEAD_LINES", {0: None})
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.toml")), ids=lambda p: p.stem)
+def test_a_batch_point_is_written_as_write_result_writes_it(tmp_path, monkeypatch, path):
+    """write_point (the batch's writer: the manifest's text made without its dicts) writes the bytes write_result
+    writes, and that manifest is manifest_text of the returned one made with nothing kept, at every point."""
+    from fastcopy.golden.files import manifest_text, write_point
+
+    case = load_case(path, allow_python=True)
+    for i in range(len(case)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = run_program(case.point(i), reuse=True)
+        m = write_result(result, str(tmp_path / "r" / str(i)), allow_empty=True)
+        if result.empty:
+            continue
+        write_point(result, str(tmp_path / "p" / str(i)))
+        assert _files(tmp_path / "p" / str(i)) == _files(tmp_path / "r" / str(i))
+        with monkeypatch.context() as mp:
+            _texts_cleared(mp)
+            assert (tmp_path / "r" / str(i) / "manifest.json").read_text(encoding="utf-8") == manifest_text(m)
+
+
+ODD = [0, -7, 10 ** 30, True, False, None, 0.1, -0.0, 1e300, 5e-324, float("nan"), float("inf"), float("-inf"),
+       "", "é \"q\" \\ \n\t\u2028\x01 ∑", [1, 2.5, "x", None, [True]], {"k": 1, "é": [0.5]}, {1: "one", "2": 2},
+       (3, 4), np.int64(5), np.float32(0.25), np.bool_(True)]
+
+
+@pytest.mark.parametrize("k", range(len(ODD)))
+def test_manifest_text_pieces_are_the_encoders_for_every_kind_of_value(k):
+    from fastcopy.golden import files
+
+    v = ODD[k]
+    assert files._text(v) == files._dumps(v)
+    assert files._text({"v": v}) == files._dumps({"v": v})
+
+
+def test_a_manifest_of_odd_values_is_written_as_the_encoder_writes_it(tmp_path, monkeypatch):
+    """Every manifest field that a point can change, with values of every JSON type (and unicode, escapes,
+    non-finite floats, numpy scalars): write_point and write_result write manifest_text of the manifest."""
+    import dataclasses
+    import json
+
+    from fastcopy.golden.files import manifest_text, write_point
+    from fastcopy.golden.schema import Arg, BufferSpec, Ref
+
+    case = _sweep_case(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        base = run_program(case.point(1))
+    prog = base.program
+    values = {f"v{k}": v for k, v in enumerate(ODD)}
+    x, u, y = prog.buffers
+    op0, op1 = prog.ops
+    variants = [
+        dict(values=values, index=None),
+        dict(values={"é": 1.5}, index=12, description="d \"é\"\n", seed=True, poison=0, blocks=3),
+        dict(buffers=(dataclasses.replace(x, init={"kind": "file", "path": "/abs/x.bin", "given": "x.bin"}),
+                      dataclasses.replace(u, init={"kind": "constant", "value": float("nan")}, position="VECOUT"),
+                      y, BufferSpec("scr é", "float", True, (2, 3), "GM", file="scr")),
+             ops=(dataclasses.replace(op0, note="n \"é\"", env=(("i", 3), ("block_idx", 0)), path="ops[0].body[1]",
+                                      operands=(("b", Ref("xGm", 4), None), ("bias", Ref("u"), "bias")),
+                                      dtype="half"),
+                  dataclasses.replace(op1, args=(Arg("count", "int", True), Arg("x", "value", -0.0)),
+                                      kwargs=(("k", Arg("k", "enum", "é")), ("count", Arg("count", "int", 3)))))),
+    ]
+    outs = [dict(), dict(rtol=1e-3, atol=0.0, compare="mmad", compare_options=(("a", "xGm"), ("n", 2))),
+            dict(allow_undefined=True)]
+    for n, (change, out) in enumerate(zip(variants, outs)):
+        p = dataclasses.replace(prog, outputs=(dataclasses.replace(prog.outputs[0], **out),), **change)
+        for extra in (dict(), dict(warnings={0: ["w \"1\"", "é"], 1: []}, notes=["n é"], defined={}),
+                      dict(placement={**base.placement, "yGm": ("UB", 96)})):
+            if "placement" in extra:  # (an output in on-chip memory: its buffer and address in the entry)
+                p = dataclasses.replace(p, buffers=tuple(dataclasses.replace(b, gm=False, position="VECOUT")
+                                                         if b.name == "yGm" else b for b in p.buffers))
+            res = dataclasses.replace(base, program=p, **extra)
+            where = tmp_path / f"{n}-{len(extra)}-{'placement' in extra}"
+            m = write_result(res, str(where / "r"))
+            write_point(res, str(where / "p"))
+            text = (where / "r" / "manifest.json").read_text(encoding="utf-8")
+            assert (where / "p" / "manifest.json").read_text(encoding="utf-8") == text
+            with monkeypatch.context() as mp:
+                _texts_cleared(mp)
+                assert manifest_text(m) == text
+            assert json.loads(text)["files"] == m["files"]
+
+
+def test_nothing_is_written_when_the_manifest_text_fails(tmp_path, monkeypatch):
+    from fastcopy.golden import files
+    from fastcopy.golden.files import write_point
+
+    case = _sweep_case(tmp_path)
+    result = run_program(case.point(0))
+
+    def failing(op, warns):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(files, "_op_text", failing)
+    with pytest.raises(KeyboardInterrupt):
+        write_point(result, str(tmp_path / "out" / "0000"))
+    assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []

@@ -124,10 +124,10 @@ class KillPoint(distributed.WorkerPlugin):
     def setup(self, worker):
         from fastcopy.golden import work
 
-        self.work, self.original = work, work.write_result
+        self.work, self.original = work, work.write_point
         plugin = self
 
-        def write_result(result, directory):
+        def write_point(result, directory):
             if result.program.index == plugin.point:
                 with open(plugin.log, "a+") as fh:
                     fh.seek(0)
@@ -137,10 +137,10 @@ class KillPoint(distributed.WorkerPlugin):
                         os.kill(os.getpid(), signal.SIGKILL)
             return plugin.original(result, directory)
 
-        work.write_result = write_result
+        work.write_point = write_point
 
     def teardown(self, worker):
-        self.work.write_result = self.original
+        self.work.write_point = self.original
 
 
 def _with_plugin(client, plugin, name):

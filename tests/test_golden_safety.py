@@ -13,6 +13,7 @@ import pytest
 from fastcopy import FastCopyWarning, GlobalTensor, TPipe, TPosition, from_nz, to_nz
 from fastcopy.cli import main
 from fastcopy.golden import CaseError, load_case, load_case_text, run_program, write_golden, write_result
+from fastcopy.golden.files import write_point
 from fastcopy.golden.engine import CaseRunError
 from fastcopy.golden.store import GoldenWriteError, safe_component
 
@@ -205,19 +206,22 @@ def test_an_exception_while_writing_discards_the_new_folder(tmp_path, monkeypatc
     write_result(res, str(tmp_path / "d"))
     before = tree(tmp_path / "d")
     calls = []
-    real = store.FolderWriter.write
+    real = store._write_new
 
-    def failing(self, rel, data):
-        calls.append(rel)
-        if rel == "output/golden.mask.bin":
+    def failing(path, data):
+        calls.append(path)
+        if path.endswith(os.path.join("output", "golden.mask.bin")):
             raise KeyboardInterrupt
-        real(self, rel, data)
+        real(path, data)
 
-    monkeypatch.setattr(store.FolderWriter, "write", failing)
-    with pytest.raises(KeyboardInterrupt):
-        write_result(res, str(tmp_path / "d"))
-    assert tree(tmp_path / "d") == before
-    assert sorted(os.listdir(tmp_path)) == ["d"]
+    monkeypatch.setattr(store, "_write_new", failing)
+    for write in (write_result, write_point):
+        calls.clear()
+        with pytest.raises(KeyboardInterrupt):
+            write(res, str(tmp_path / "d"))
+        assert len(calls) == 3  # (the input, the golden, then the mask raised)
+        assert tree(tmp_path / "d") == before
+        assert sorted(os.listdir(tmp_path)) == ["d"]
 
 
 def test_verify_detects_a_golden_that_does_not_match_its_manifest(tmp_path, capsys):

@@ -12,13 +12,15 @@ Nothing time- or machine-dependent goes into the manifest: the same case and see
 from __future__ import annotations
 
 import json
+import math
 import os
 from functools import lru_cache
 
 import numpy as np
 
 from ..dtypes import ascend_name
-from .store import FolderWriter, GoldenWriteError, byte_view, check_collisions, safe_component, sha256_of
+from .store import (FolderWriter, GoldenWriteError, check_collisions, checked_before, safe_component, sha256_of,
+                    write_folder)
 
 MANIFEST_FORMAT = 1
 
@@ -47,13 +49,6 @@ def _entry(name, role, arr: np.ndarray, file: str, sha: str | None = None, **ext
     return e
 
 
-def _put(w, rel: str, arr: np.ndarray) -> str:
-    """Write ``arr`` to ``rel`` in the folder being built; return the sha256 of its bytes."""
-    view = byte_view(arr)
-    w.write(rel, view)
-    return sha256_of(view)
-
-
 def result_files(prog) -> list:
     """Every file (relative path) a program writes, manifest included, in writing order."""
     files = [f"input/{b.file}.bin" for b in prog.buffers if b.gm and b.init is not None]
@@ -66,71 +61,189 @@ def write_result(result, directory: str, allow_empty: bool = False) -> dict:
     """Write a :class:`fastcopy.golden.engine.Result` as the golden folder ``directory`` (replacing it as a whole;
     see :mod:`fastcopy.golden.store`); return the manifest. An output with no defined element is an error
     (:class:`CaseRunError`) unless ``allow_empty``."""
+    return _write_result(result, directory, allow_empty, True)
+
+
+def write_point(result, directory: str) -> None:
+    """:func:`write_result` as a batch writes a point: the same folder, byte for byte, without building the
+    manifest's dicts (nothing reads them: the file's text is made without them)."""
+    _write_result(result, directory, False, False)
+
+
+def _write_result(result, directory: str, allow_empty: bool, want: bool):
+    """The folder of ``result``: every file's bytes and sha256, and the manifest's text made piece by piece (the
+    text :func:`manifest_text` makes of the manifest, without its dicts: see :func:`_text`); then the whole
+    folder written in one go (nothing is written before all of it is known). Returns the manifest when ``want``."""
     prog = result.program
     if not allow_empty:
         result.check()
-    check_collisions(result_files(prog), f"{prog.file}: ")
     outs = {o.buffer: o for o in prog.outputs}
-    entries, files = [], []
-    with FolderWriter(directory) as w:
-        for buf in prog.buffers:
-            if buf.name in result.inputs:
-                arr = result.inputs[buf.name]
-                rel = f"input/{buf.file}.bin"
-                sha = _put(w, rel, arr)
-                files.append(rel)
-                entries.append(_entry(buf.name, "input", arr, rel, sha, position="GM", init=_init_record(buf.init)))
-            if buf.name in outs:
-                o = outs[buf.name]
-                arr, mask = result.outputs[buf.name]
-                sha = _put(w, o.file, arr)
-                msha = _put(w, o.mask, mask)
-                files += [o.file, o.mask]
-                defined = result.defined.get(buf.name)
-                if defined is None:
-                    defined = int(np.count_nonzero(mask))
-                extra = {"position": buf.position, "mask": o.mask, "mask_sha256": msha,
-                         "elements": int(mask.size), "defined": defined}
-                extra.update(o.record())
-                if not buf.gm:
-                    extra["buffer"], extra["addr"] = result.placement[buf.name]
-                entries.append(_entry(buf.name, "output", arr, o.file, sha, **extra))
-            if not buf.gm and buf.name not in outs:
-                phys, addr = result.placement[buf.name]
-                entries.append({"name": buf.name, "role": "local", "dtype": buf.dtype,
-                                "numpy_dtype": _dtype_names(buf.np_dtype)[1], "shape": list(buf.shape),
-                                "position": buf.position, "buffer": phys, "addr": addr,
-                                **({"init": _init_record(buf.init)} if buf.init else {})})
-            elif buf.gm and buf.name not in outs and buf.name not in result.inputs:
-                entries.append({"name": buf.name, "role": "scratch", "dtype": buf.dtype,
-                                "numpy_dtype": _dtype_names(buf.np_dtype)[1], "shape": list(buf.shape),
-                                "position": "GM"})
-        head = (prog.description, prog.product, prog.seed, prog.seed_source, prog.poison, type(prog.seed),
-                type(prog.poison))  # (types too: a line for 1 is not a line for true)
-        case = {"name": prog.name, "file": os.path.basename(prog.file), "sha256": prog.source_sha256,
-                "point": prog.index, "values": prog.values}
-        extras = program_extras(prog)
-        ops = [_op_record(op, result.warnings.get(op.index, [])) for op in prog.ops]
-        files.append("manifest.json")
-        manifest = {"format": MANIFEST_FORMAT, **_versions(), "case": case, "description": head[0],
-                    "product": head[1], "product_name": _product_name(head[1]), "seed": head[2],
-                    "seed_source": head[3], "poison": head[4], **extras, "buffers": entries, "ops": ops,
-                    **({"warnings": list(result.notes)} if result.notes else {}), "files": files}
-        # the text manifest_text(manifest) gives, its lines that are the same at every point of a case made once
-        lines = [_HEAD_LINES[0] or _head_lines(0, {"format": MANIFEST_FORMAT, **_versions()}),
-                 _line("case", case),
-                 _HEAD_LINES.get(head) or _head_lines(head, {k: manifest[k] for k in _CASE_KEYS})]
-        lines += [_line(k, v) for k, v in extras.items()]
-        lines += [_line("buffers", entries), _line("ops", ops)]
-        if result.notes:
-            lines.append(_line("warnings", manifest["warnings"]))
-        lines.append(_line("files", files))
-        w.write("manifest.json", ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8"))
-    return manifest
+    inputs, outputs, placement = result.inputs, result.outputs, result.placement
+    data, files, texts, entries = [], [], [], [] if want else None
+    for buf in prog.buffers:
+        name = buf.name
+        if name in inputs:
+            arr = inputs[name]
+            rel = f"input/{buf.file}.bin"
+            sha = sha256_of(arr)
+            data.append((rel, arr))
+            files.append(rel)
+            init = _init_record(buf.init)
+            texts.append(f'{{"name": {_text(name)}, "role": "input", {_dtype_text(arr.dtype)}, "shape": '
+                         f'{_shape_text(arr.shape)}, "file": {_text(rel)}, "bytes": {arr.nbytes}, "sha256": '
+                         f'{_text(sha)}, "position": "GM", "init": {_text(init)}}}')
+            if want:
+                entries.append(_entry(name, "input", arr, rel, sha, position="GM", init=init))
+        if name in outs:
+            o = outs[name]
+            arr, mask = outputs[name]
+            sha, msha = sha256_of(arr), sha256_of(mask)
+            data += [(o.file, arr), (o.mask, mask)]
+            files += [o.file, o.mask]
+            defined = result.defined.get(name)
+            if defined is None:
+                defined = int(np.count_nonzero(mask))
+            extra = {"position": buf.position, "mask": o.mask, "mask_sha256": msha, "elements": int(mask.size),
+                     "defined": defined}
+            extra.update(o.record())
+            if not buf.gm:
+                extra["buffer"], extra["addr"] = placement[name]
+            texts.append(f'{{"name": {_text(name)}, "role": "output", {_dtype_text(arr.dtype)}, "shape": '
+                         f'{_shape_text(arr.shape)}, "file": {_text(o.file)}, "bytes": {arr.nbytes}, "sha256": '
+                         f'{_text(sha)}, {_dumps(extra)[1:]}')
+            if want:
+                entries.append(_entry(name, "output", arr, o.file, sha, **extra))
+        if not buf.gm and name not in outs:
+            phys, addr = placement[name]
+            numpy_dtype = _dtype_names(buf.np_dtype)[1]
+            init = _init_record(buf.init) if buf.init else None
+            texts.append(f'{{"name": {_text(name)}, "role": "local", "dtype": {_text(buf.dtype)}, "numpy_dtype": '
+                         f'{_text(numpy_dtype)}, "shape": {_shape_text(buf.shape)}, "position": '
+                         f'{_text(buf.position)}, "buffer": {_text(phys)}, "addr": {_text(addr)}'
+                         + (f', "init": {_text(init)}}}' if buf.init else "}"))
+            if want:
+                entries.append({"name": name, "role": "local", "dtype": buf.dtype, "numpy_dtype": numpy_dtype,
+                                "shape": list(buf.shape), "position": buf.position, "buffer": phys, "addr": addr,
+                                **({"init": init} if buf.init else {})})
+        elif buf.gm and name not in outs and name not in inputs:
+            entry = {"name": name, "role": "scratch", "dtype": buf.dtype,
+                     "numpy_dtype": _dtype_names(buf.np_dtype)[1], "shape": list(buf.shape), "position": "GM"}
+            texts.append(_dumps(entry))
+            if want:
+                entries.append(entry)
+    files.append("manifest.json")
+    if not checked_before(files):  # (the files this point writes: checked once per distinct list)
+        check_collisions(result_files(prog), f"{prog.file}: ")  # (the program's list first: its errors)
+        check_collisions(files, f"{prog.file}: ")
+    head = (prog.description, prog.product, prog.seed, prog.seed_source, prog.poison, type(prog.seed),
+            type(prog.poison))  # (types too: a line for 1 is not a line for true)
+    extras = program_extras(prog)
+    warns = result.warnings
+    ops = [(op, warns.get(op.index, [])) for op in prog.ops]
+    notes = list(result.notes)
+    # the text manifest_text(manifest) gives; its lines that are the same at every point of a case made once
+    lines = [_HEAD_LINES[0] or _head_lines(0, {"format": MANIFEST_FORMAT, **_versions()}),
+             _case_line(prog),
+             _HEAD_LINES.get(head) or _head_lines(head, {"description": head[0], "product": head[1],
+                                                         "product_name": _product_name(head[1]),
+                                                         "seed": head[2], "seed_source": head[3],
+                                                         "poison": head[4]})]
+    lines += [_line(k, v) for k, v in extras.items()]
+    lines.append(_list_line(' "buffers": [', texts))
+    lines.append(_list_line(' "ops": [', [_op_text(op, w) for op, w in ops]))
+    if notes:
+        lines.append(_line("warnings", notes))
+    lines.append(_line("files", files))
+    data.append(("manifest.json", ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8")))
+    write_folder(directory, data)
+    if not want:
+        return None
+    case = {"name": prog.name, "file": os.path.basename(prog.file), "sha256": prog.source_sha256,
+            "point": prog.index, "values": prog.values}
+    return {"format": MANIFEST_FORMAT, **_versions(), "case": case, "description": head[0],
+            "product": head[1], "product_name": _product_name(head[1]), "seed": head[2],
+            "seed_source": head[3], "poison": head[4], **extras, "buffers": entries,
+            "ops": [_op_record(op, w) for op, w in ops], **({"warnings": notes} if notes else {}), "files": files}
 
 
-#: top-level keys of the manifest from the case file (the same at every point), between "case" and the extras
-_CASE_KEYS = ("description", "product", "product_name", "seed", "seed_source", "poison")
+# The manifest's text without its dicts: each piece is the text the JSON encoder (``_dumps``, as manifest_text
+# uses it) writes for the same value; ints, strings and dicts of them are written here, anything else by the
+# encoder (tests/test_batch_stages.py compares the two on every example and on values of every JSON type).
+def _text(v) -> str:
+    """``_dumps(v)``, for ints, strings and finite floats without the encoder's per-call cost."""
+    t = type(v)
+    if t is int:
+        return int.__repr__(v)
+    if t is str:
+        return _encode_string(v)
+    if t is float and math.isfinite(v):
+        return float.__repr__(v)
+    return _dumps(v)
+
+
+def _list_line(head: str, texts: list) -> str:
+    """A top-level line holding a list of objects, one a line (what :func:`_line` writes for ``buffers`` and
+    ``ops``), from the objects' texts; ``head``: ``' "key": ['``."""
+    if not texts:
+        return head + "]"
+    return head + "\n  " + ",\n  ".join(texts) + "\n ]"
+
+
+@lru_cache(maxsize=256)
+def _dtype_text(dt: np.dtype) -> str:
+    """The ``"dtype": ..., "numpy_dtype": ...`` pair of a buffer entry of an array of ``dt``."""
+    dtype, numpy_dtype = _dtype_names(dt)
+    return f'"dtype": {_dumps(dtype)}, "numpy_dtype": {_dumps(numpy_dtype)}'
+
+
+def _shape_text(shape: tuple) -> str:
+    """``_dumps(list(shape))`` of an array's shape (kept: a sweep's shapes repeat)."""
+    text = _SHAPES.get(shape)
+    if text is None:
+        if len(_SHAPES) >= 4096:
+            _SHAPES.clear()
+        text = _SHAPES[shape] = _dumps(list(shape))
+    return text
+
+
+_SHAPES: dict = {}
+
+
+def _case_line(prog) -> str:
+    """The manifest's ``"case"`` line (name, file, sha256 kept per case; point and values per point)."""
+    key = (prog.name, prog.file, prog.source_sha256)
+    head = _CASE_HEADS.get(key)
+    if head is None:
+        if len(_CASE_HEADS) >= 1024:
+            _CASE_HEADS.clear()
+        head = _CASE_HEADS[key] = _dumps({"name": prog.name, "file": os.path.basename(prog.file),
+                                          "sha256": prog.source_sha256})[:-1]
+    return f' "case": {head}, "point": {_text(prog.index)}, "values": {_text(prog.values)}}}'
+
+
+_CASE_HEADS: dict = {}
+
+
+def _op_text(op, warns) -> str:
+    """``_dumps(_op_record(op, warns))``."""
+    parts = [f'{{"api": {_text(op.api)}']
+    if op.path and op.path != f"ops[{op.index}]":
+        parts.append(f'"at": {_text(op.path)}')
+    if op.env:
+        parts.append(f'"env": {_dumps(dict(op.env))}')
+    if op.dst is not None:
+        parts.append(f'"dst": {_text(str(op.dst))}, "src": {_text(str(op.src))}')
+    for key, ref, _ in getattr(op, "operands", ()):
+        parts.append(f'{_text(key)}: {_text(str(ref))}')
+    if op.dtype:
+        parts.append(f'"dtype": {_text(op.dtype)}')
+    parts.append(f'"params": {_dumps(op.params_dict())}')
+    if op.note:
+        parts.append(f'"note": {_text(op.note)}')
+    parts.append(f'"warnings": {_dumps(list(warns)) if warns else "[]"}}}')
+    return ", ".join(parts)
+
+
 _HEAD_LINES: dict = {0: None}  # 0: the format and versions lines; (description, ..., poison): the case's lines
 
 
@@ -213,6 +326,7 @@ def _c_dumps():
 
 
 _dumps = _c_dumps()
+_encode_string = json.encoder.encode_basestring  # (ensure_ascii=False: what the encoder writes for a str)
 _KEYS: dict = {}  # top-level manifest key -> its JSON text
 _LINES: dict = {}  # (top-level key, type, str / int / bool / None value) -> its line of the manifest
 

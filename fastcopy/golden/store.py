@@ -67,6 +67,11 @@ def check_collisions(paths, where: str = "") -> None:
 _NO_COLLISION: set = set()  # file lists that passed check_collisions
 
 
+def checked_before(paths) -> bool:
+    """Whether the file list ``paths`` passed :func:`check_collisions` already (in this order)."""
+    return tuple(paths) in _NO_COLLISION
+
+
 def _check_collisions(paths: tuple, where: str) -> None:
     seen: dict = {}
     for p in paths:
@@ -91,13 +96,36 @@ def byte_view(arr: np.ndarray) -> memoryview:
 
 
 def sha256_of(arr) -> str:
-    view = byte_view(arr) if isinstance(arr, np.ndarray) else memoryview(arr)
-    if len(view) <= _CHUNK:
-        return hashlib.sha256(view).hexdigest()
+    """The sha256 of the bytes of ``arr`` (an array: in C order; or bytes-like)."""
+    if type(arr) is np.ndarray and arr.flags.c_contiguous and arr.nbytes <= _CHUNK:  # (most: read as it is)
+        return hashlib.sha256(arr).hexdigest()
+    data, n = _flat(arr)
+    if n <= _CHUNK:
+        return hashlib.sha256(data).hexdigest()
+    view = _bytes(data)
     h = hashlib.sha256()
-    for i in range(0, len(view), _CHUNK):
+    for i in range(0, n, _CHUNK):
         h.update(view[i:i + _CHUNK])
     return h.hexdigest()
+
+
+def _flat(data) -> tuple:
+    """``(data, its size in bytes)``: a C-contiguous array as it is (what ``os.write`` and ``hashlib`` read whole,
+    without the cost of a view), any other array as :func:`byte_view`, anything else as a memoryview."""
+    if type(data) is np.ndarray:
+        if data.flags.c_contiguous:
+            return data, data.nbytes
+        data = byte_view(data)
+    elif type(data) is not bytes:
+        data = memoryview(data)
+    return data, data.nbytes if type(data) is not bytes else len(data)
+
+
+def _bytes(data) -> memoryview:
+    """A flat byte memoryview of what :func:`_flat` returned (slicing it takes bytes, whatever the dtype)."""
+    if isinstance(data, np.ndarray):
+        return byte_view(data)
+    return memoryview(data).cast("B")
 
 
 def sha256_file(path: str) -> str:
@@ -225,7 +253,6 @@ class FolderWriter:
         self.parent, self.base = os.path.split(self.directory)
         self.tmp = None
         self.existed = True  # (until __enter__ has seen the target absent)
-        self.written: list = []
         self._dirs: set = set()
 
     def __enter__(self):
@@ -239,10 +266,10 @@ class FolderWriter:
         if self.parent not in _PARENTS:
             os.makedirs(self.parent, exist_ok=True)
         _clean_leftovers(self.parent, self.base, absolute=True)
-        prefix = f".{self.base}{_TMP_TAG}new-{os.getpid()}-"
+        prefix = f"{self.parent}{os.sep}.{self.base}{_TMP_TAG}new-{_NAMES[2]}-"  # (os.path.join's result)
         try:  # (an interrupt at any point here, even between the mkdir and the next line, leaves nothing)
             for _ in range(100):
-                self.tmp = os.path.join(self.parent, prefix + _unique())
+                self.tmp = prefix + _unique()
                 try:
                     os.mkdir(self.tmp, 0o777)  # never an existing folder; mode 0o777 less the umask
                     break
@@ -262,23 +289,24 @@ class FolderWriter:
         return self
 
     def write(self, rel: str, data) -> None:
-        checked = _CHECKED.get(rel)
-        if checked is None:
-            check_relative(rel)
-            parts = rel.split("/")
-            checked = _CHECKED[rel] = (os.path.join(*parts),
-                                       tuple(os.path.join(*parts[:k]) for k in range(1, len(parts))))
-        local, subs = checked
-        tmp = self.tmp + os.sep  # (os.path.join's result: tmp is a joined path, never ending in a separator)
-        for sub in subs:
-            if sub not in self._dirs:
-                try:
-                    os.mkdir(tmp + sub)
-                except FileExistsError:
-                    pass
-                self._dirs.add(sub)
-        _write_new(tmp + local, data)
-        self.written.append(rel)
+        """Write ``data`` (bytes-like, or an array: its bytes in C order) to the new file ``rel``."""
+        self.write_all(((rel, data),))
+
+    def write_all(self, files) -> None:
+        """:meth:`write` each ``(rel, data)`` of ``files``, in order (one call for a whole folder: a batch point's
+        files cost their system calls and little more)."""
+        tmp = self.tmp + os.sep  # (tmp never ends in a separator)
+        dirs = self._dirs
+        for rel, data in files:
+            local, subs = _CHECKED.get(rel) or _checked(rel)
+            for sub in subs:
+                if sub not in dirs:
+                    try:
+                        os.mkdir(tmp + sub)
+                    except FileExistsError:
+                        pass
+                    dirs.add(sub)
+            _write_new(tmp + local, data)
 
     def __exit__(self, exc_type, exc, tb):
         try:
@@ -304,7 +332,7 @@ class FolderWriter:
         exists = check_replaceable(self.directory)  # again: it may have changed while we computed
         old = None
         if exists:
-            old = os.path.join(self.parent, f".{self.base}{_TMP_TAG}old-{os.getpid()}-{_unique()}")
+            old = os.path.join(self.parent, f".{self.base}{_TMP_TAG}old-{_NAMES[2]}-{_unique()}")
             os.rename(self.directory, old)
         try:
             os.rename(self.tmp, self.directory)
@@ -316,13 +344,20 @@ class FolderWriter:
             _remove(old)
 
 
+def write_folder(directory: str, files) -> None:
+    """Write the folder ``directory`` whole (a :class:`FolderWriter`): ``files`` is a list of ``(relative path,
+    data)``, written in order (the manifest last)."""
+    with FolderWriter(directory) as w:
+        w.write_all(files)
+
+
 #: POSIX: renaming a folder over a non-empty folder, a file or a symlink fails (only an empty folder is replaced)
 _RENAME_KEEPS_FULL_FOLDERS = os.name == "posix"
-_NAMES = [0, 0]  # (random token, counter) of this process's temporary names
+_NAMES = [0, 0, 0]  # (random token, counter, process id) of this process's temporary names
 
 
 def _new_token() -> None:
-    _NAMES[:] = [int.from_bytes(os.urandom(4), "little"), 0]
+    _NAMES[:] = [int.from_bytes(os.urandom(4), "little"), 0, os.getpid()]
 
 
 def _unique() -> str:
@@ -344,14 +379,29 @@ _CHECKED: dict = {}
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
 
 
+def _checked(rel: str) -> tuple:
+    """``rel`` checked (:func:`check_relative`): its path in this OS's spelling and its folders, kept."""
+    check_relative(rel)
+    parts = rel.split("/")
+    if len(_CHECKED) >= 4096:
+        _CHECKED.clear()
+    checked = _CHECKED[rel] = (os.path.join(*parts), tuple(os.path.join(*parts[:k]) for k in range(1, len(parts))))
+    return checked
+
+
 def _write_new(path: str, data) -> None:
-    """Write ``data`` to the new file ``path`` (never through a symlink, never over an existing file)."""
+    """Write ``data`` to the new file ``path`` (never through a symlink, never over an existing file). ``data``:
+    bytes-like, or an array (its bytes in C order; a small C-contiguous one is written as it is, without a view)."""
+    if type(data) is bytes:
+        n = len(data)
+    else:
+        data, n = _flat(data)
     fd = os.open(path, _NEW_FILE, 0o666)
     try:
-        view = byte_view(data) if isinstance(data, np.ndarray) else memoryview(data)
-        n = len(view)
-        done = os.write(fd, view) if n <= _CHUNK else 0  # (a small file: one write, unless it comes back short)
-        while done < n:
-            done += os.write(fd, view[done:done + _CHUNK])
+        done = os.write(fd, data) if n <= _CHUNK else 0  # (a small file: one write, unless it comes back short)
+        if done < n:
+            view = _bytes(data)
+            while done < n:
+                done += os.write(fd, view[done:done + _CHUNK])
     finally:
         os.close(fd)

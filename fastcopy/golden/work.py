@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from .. import config
 from .case import Case
 from .engine import CaseRunError, run_program
-from .files import write_result
+from .files import write_point
 from .resume import is_complete
 from .schema import CaseError
 
@@ -165,7 +165,7 @@ def _write(case: Case, case_no: int, st: _Staged) -> Outcome:
     t0 = time.perf_counter()
     result, st.result = st.result, None
     try:
-        write_result(result, st.where)
+        write_point(result, st.where)
     except Exception as exc:  # noqa: BLE001
         return _failed(case, case_no, st, exc, st.seconds + time.perf_counter() - t0)
     return Outcome(case_no, st.index if case.is_sweep else None, st.label, True, "", st.warns,
