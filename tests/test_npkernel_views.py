@@ -88,3 +88,30 @@ def test_a_single_strided_view_within_one_array_reads_before_it_writes(dt, loop,
     want[npkernels._index(0, meta, 2)] = arr[npkernels._index(0, meta, 1)].copy()
     npkernels.copy_strided(arr, 0, arr, 0, meta)
     assert np.array_equal(arr, want)
+
+
+@settings(max_examples=400)
+@given(metas(), st.sampled_from([1, 2, 4, 8]), st.integers(0, 63), st.integers(0, 63))
+def test_byte_views_copy_the_units_of_the_typed_views(meta, w, doff, soff):
+    """The plan's byte views (npkernels.byte_views, what a call on new tensors runs with copy_bytes) move exactly
+    what copy_strided moves on the memories' typed views, for tensors at any host residue: two 64-byte aligned
+    memories, the tensors at byte ``doff`` / ``soff`` (their residues), the typed views from byte 0."""
+    from fastcopy.memory import aligned_empty
+
+    n = 8 * 400
+    idx = npkernels._index(doff // w, meta, 2)
+    if not isinstance(idx, slice):
+        assume(np.unique(idx).size == idx.size)
+    views = npkernels.byte_views(meta.tolist(), w, doff, soff)
+    if meta[abi.RANGE + 1] - meta[abi.RANGE] > npkernels.VIEW_OFFSETS:
+        assert views is None
+        return
+    src = aligned_empty(n)
+    src[:] = np.arange(n) % 251
+    want, got = aligned_empty(n), aligned_empty(n)
+    want[:] = 7
+    got[:] = 7
+    ut = np.dtype(f"u{w}")
+    npkernels.copy_strided(want.view(ut), doff // w, src.view(ut), soff // w, meta)
+    npkernels.copy_bytes(got, doff, src, soff, views)
+    assert np.array_equal(got, want)

@@ -96,6 +96,23 @@ def _small_list(view, meta):
     return m if units * view.itemsize <= config.SMALL_BYTES else None
 
 
+def copy_in_numpy(nbytes: int) -> bool:
+    """Whether a ``copy_strided`` call moving ``nbytes`` bytes runs on the numpy kernels now: they are pinned, or
+    the stand-in is in place and its rule (:func:`_small_list`, which this counts as a call) keeps the call in
+    numpy. False: call :data:`copy_strided` (the stand-in has loaded numba already when its rule says so)."""
+    cs = globals()["copy_strided"]
+    if cs is npkernels.copy_strided:
+        return True
+    if cs is not _copy_strided:
+        return False
+    global _calls
+    _calls += 1
+    if _calls <= config.CALLS_BEFORE_KERNELS and nbytes <= config.SMALL_BYTES:
+        return True
+    load()
+    return False
+
+
 def _copy_strided(dst, dbase, src, sbase, meta):
     m = _small_list(dst, meta)
     if m is not None:

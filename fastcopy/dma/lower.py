@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import config
 from ..errors import OutOfBoundsError
-from . import abi
+from . import abi, npkernels
 from .abi import MAX_LOOPS
 from .steps import Convert, Fill, Move, check_span, footprint, step_spans, written
 
@@ -65,9 +65,9 @@ class Plan(NamedTuple):
     nbytes: int  # bytes written (for reports)
     dense: bool = False  # the writes cover the write span exactly once, with documented values only
     span_mark: tuple = ()  # dense plans: kernel fills of 0x01 over the write span (the plane, in one pass)
-    fast: tuple | None = None  # one copy, for the hot path: (w, meta, marks); meta 2-D: the rows are chunks the
-    # threads share; marks
-    # a (lo, hi) byte span to set with numpy, or (w, meta, value) of a kernel fill
+    fast: tuple | None = None  # one copy, for the hot path: (w, meta, marks, views); meta 2-D: the rows are chunks
+    # the threads share; marks a (lo, hi) byte span to set with numpy, or (w, meta, value) of a kernel fill; views
+    # the copy as byte views for the numpy kernels (npkernels.byte_views), None for a call too large for them
     effects: tuple = ()  # Effect(s) the runner applies after the writes
 
 
@@ -618,7 +618,7 @@ def _single_burst(api: str, steps, src, dst, warnings):
                 _new(Move, (step.src_offs, step.dst_offs, burst, ())), _CHUNK1, (), (meta,))
     _check_small(api, ks, write, dst.host_mod, True)
     _check_small(api, ks, read, src.host_mod, False)
-    fast = None if warnings else (w, meta, write)
+    fast = None if warnings else _fast(w, meta, write, burst, dst.host_mod, src.host_mod)
     return _new(Plan, (api, steps, (ks,), read, write, tuple(warnings), False, burst, True, (), fast, ()))
 
 
@@ -650,8 +650,17 @@ def _one_loop(api: str, step, src, dst, warnings, burst: int, loops):
     ks = _kstep("copy", w, doffs, soffs, bu, lu, _ZERO64, True, orig, _CHUNK1, (), (meta,))
     _check_small(api, ks, read, src_res, False)
     _check_small(api, ks, write, dst_res, True)
-    fast = None if warnings else (w, meta, write)
+    fast = None if warnings else _fast(w, meta, write, burst * c, dst_res, src_res)
     return _new(Plan, (api, (step,), (ks,), read, write, tuple(warnings), False, burst * c, True, (), fast, ()))
+
+
+def _fast(w: int, meta: np.ndarray, marks, nbytes: int, dst_res: int, src_res: int) -> tuple:
+    """A plan's hot-path arguments (see :class:`Plan`): the copy's byte views for the numpy kernels when the call
+    is small enough for them (one chunk, at most ``config.SMALL_BYTES``)."""
+    views = None
+    if meta.ndim == 1 and nbytes <= config.SMALL_BYTES:
+        views = npkernels.byte_views(meta.tolist(), w, dst_res, src_res)
+    return (w, meta, marks, views)
 
 
 def make_plan(api: str, steps, src, dst, warnings=(), exact: bool = False, effects=(), marks: bool = True) -> Plan:
@@ -709,7 +718,7 @@ def _small_plan(api: str, steps: tuple, src, dst, warnings, effects, marks: bool
             _check_small(api, k, read, src_res, False)
         _check_small(api, k, write, dst_res, True)
     return _assemble(api, steps, tuple(ksteps), read, write, nbytes, defined_only, False, warnings, effects,
-                     dst_res, True, marks)
+                     dst_res, True, marks, src_res)
 
 
 def make_tailed_plan(api: str, steps, src, dst, warnings=(), effects=()) -> Plan:
@@ -908,11 +917,11 @@ def general_plan(api: str, steps: tuple, src, dst, warnings=(), exact: bool = Fa
         if ks.kind == "copy":
             _check_lowered(api, ks, read, src_res, False)
     return _assemble(api, steps, ksteps, read, write, nbytes, defined_only, exact, warnings, effects, dst_res,
-                     small, marks)
+                     small, marks, src_res)
 
 
 def _assemble(api: str, steps: tuple, ksteps: tuple, read, write, nbytes: int, defined_only: bool, exact: bool,
-              warnings, effects, dst_res: int, small: bool, marks: bool = True) -> Plan:
+              warnings, effects, dst_res: int, small: bool, marks: bool = True, src_res: int = 0) -> Plan:
     """The Plan of lowered, checked kernel steps: density, the plane marks of copies, the hot-path arguments."""
     dense = not exact and defined_only and nbytes == write[1] - write[0]
     span_mark = ()
@@ -940,9 +949,9 @@ def _assemble(api: str, steps: tuple, ksteps: tuple, read, write, nbytes: int, d
         # one chunk: its meta; chunks the threads share: their table (rows of one array, see finalize)
         meta = ks.metas[0] if len(ks.metas) == 1 else ks.metas[0].base
         if dense and write[1] - write[0] < config.NT_BYTES:  # the plane span set with numpy (once: then known)
-            fast = (ks.w, meta, write)
+            fast = _fast(ks.w, meta, write, nbytes, dst_res, src_res)
         elif len(ks.metas) == 1 and len(marks) == 1 and len(marks[0].metas) == 1:
-            fast = (ks.w, meta, (marks[0].w, marks[0].metas[0], marks[0].value))
+            fast = _fast(ks.w, meta, (marks[0].w, marks[0].metas[0], marks[0].value), nbytes, dst_res, src_res)
     return _new(Plan, (api, steps, ksteps, read, write, tuple(warnings), exact, nbytes, dense, span_mark, fast,
                        tuple(effects)))
 

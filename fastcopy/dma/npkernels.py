@@ -77,6 +77,62 @@ def _views(arr, base: int, m: list, col: int):
 assert abi.MAX_LOOPS == 4 and abi.LOOPS == 1 and abi.BURST == 0  # (the levels _views writes out)
 
 
+def byte_views(m: list, w: int, dres: int, sres: int):
+    """The copy of one ``copy_strided`` call (``m``: its meta as a list, in units of ``w`` bytes) as byte views
+    relative to the two tensors' first bytes, for :func:`copy_bytes`: ``(shape, dst strides, src strides,
+    ((dst byte, src byte), ...))`` (``dst strides`` None: one contiguous burst of ``shape`` bytes), or None when
+    the call has more than VIEW_OFFSETS offsets. ``dres`` / ``sres``: the tensors' host residues (their
+    signatures' ``host_mod``): a unit offset ``u`` of the lowering is the byte ``u * w - res % w`` of its tensor
+    (the view of width ``w`` starts where the host address is a multiple of ``w``). The units and their order are
+    :func:`_views`' (one view per offset; loops of one pass left out; the burst as its last dimension, in
+    bytes); the plan computes it once, so a call on new tensors builds no typed view of its memories."""
+    o_lo, o_hi, i_lo, i_hi = m[abi.RANGE:abi.RANGE + 4]
+    if o_hi - o_lo > VIEW_OFFSETS:
+        return None
+    shape, dstr, sstr = [], [], []
+    c = i_hi - i_lo
+    if c != 1:
+        shape.append(c)
+        dstr.append(m[3] * w)
+        sstr.append(m[2] * w)
+    for k in (4, 7, 10):
+        c = m[k]
+        if c != 1:
+            shape.append(c)
+            dstr.append(m[k + 2] * w)
+            sstr.append(m[k + 1] * w)
+    burst = m[abi.BURST] * w
+    if 0 in shape or burst <= 0:
+        return (0, None, None, ())
+    n = m[abi.NOFF]
+    d0, s0 = i_lo * m[3] * w - dres % w, i_lo * m[2] * w - sres % w
+    offs = tuple((d0 + m[abi.OFFS + k] * w, s0 + m[abi.OFFS + n + k] * w) for k in range(o_lo, o_hi))
+    if not shape:
+        return (burst, None, None, offs)
+    shape.append(burst)
+    dstr.append(1)
+    sstr.append(1)
+    return (tuple(shape), tuple(dstr), tuple(sstr), offs)
+
+
+_U8 = np.dtype(np.uint8)
+
+
+def copy_bytes(dst, dbase: int, src, sbase: int, views) -> None:
+    """A copy by its :func:`byte_views` between two byte arrays that share no memory, the tensors' first bytes
+    at ``dbase`` and ``sbase`` (the caller has checked the spans against both memories; ``np.ndarray(buffer=)``
+    checks each strided view again)."""
+    shape, dstr, sstr, offs = views
+    if dstr is None:  # one contiguous burst per offset: slices
+        for d, s in offs:
+            d += dbase
+            s += sbase
+            dst[d:d + shape] = src[s:s + shape]
+        return
+    for d, s in offs:
+        np.ndarray(shape, _U8, dst, dbase + d, dstr)[...] = np.ndarray(shape, _U8, src, sbase + s, sstr)
+
+
 def copy_strided(dst, dbase, src, sbase, meta, m=None) -> None:
     """(``m``: ``meta.tolist()``, when the caller has it already)"""
     if m is None:

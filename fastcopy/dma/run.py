@@ -52,7 +52,7 @@ def prepare(plan: Plan, dst, src):
     dmem, smem = dst.memory, src.memory
     if smem.shares(dmem):
         return None
-    w, meta, mark = fast
+    w, meta, mark, _ = fast
     dview, dshift = dmem.view(w)
     sview, sshift = smem.view(w)
     if len(mark) == 2:
@@ -276,15 +276,19 @@ def execute(plan: Plan, dst, src) -> None:
         dmem, smem = dst.memory, src.memory
         if not smem.shares(dmem) and (not smem.tracked or smem.known_defined(src.offset + plan.read[0],
                                                                              src.offset + plan.read[1])):
-            w, meta, mark = fast
+            w, meta, mark, views = fast
             if len(mark) == 3 and dmem.lazy:  # marks with gaps need the plane: made before any data is written
                 dmem.materialize_plane()
-            dview, dshift = dmem.view(w)
-            sview, sshift = smem.view(w)
-            if meta.ndim == 1:
-                K.copy_strided(dview, (dst.offset - dshift) // w, sview, (src.offset - sshift) // w, meta)
+            if views is not None and K.copy_in_numpy(plan.nbytes):  # (byte views: no typed view of the memories)
+                npkernels.copy_bytes(dmem.data, dst.offset, smem.data, src.offset, views)
             else:
-                _copy_shared(dview, (dst.offset - dshift) // w, sview, (src.offset - sshift) // w, meta, plan.nbytes)
+                dview, dshift = dmem.view(w)
+                sview, sshift = smem.view(w)
+                if meta.ndim == 1:
+                    K.copy_strided(dview, (dst.offset - dshift) // w, sview, (src.offset - sshift) // w, meta)
+                else:
+                    _copy_shared(dview, (dst.offset - dshift) // w, sview, (src.offset - sshift) // w, meta,
+                                 plan.nbytes)
             if dmem.tracked:
                 lo, hi = dst.offset + plan.write[0], dst.offset + plan.write[1]
                 if hi - lo >= config.KNOWN_BYTES and dmem.known_defined(lo, hi):
