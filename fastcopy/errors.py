@@ -7,6 +7,8 @@ On any error nothing has been written.
 
 from __future__ import annotations
 
+import threading
+
 
 class FastCopyError(Exception):
     """Base class of every error fastcopy raises. Nothing is written when one is raised."""
@@ -58,12 +60,43 @@ class FastCopyWarning(UserWarning):
 _PACKAGE_DIR = __file__[: __file__.rindex("errors")]  # the package folder, as its code objects name it
 
 
+class _Collecting(threading.local):
+    into = None  # (list, warnings.filters when the collection began) while a caller collects this thread's warnings
+
+
+_COLLECTING = _Collecting()
+
+
+def start_collecting(into: list):
+    """From now on (in this thread), :func:`warn` appends ``(category, message)`` to ``into`` instead of issuing
+    the warning, while Python's warning filters are the list they are now: code that enters
+    ``warnings.catch_warnings()`` meanwhile (which replaces that list) sees the warnings it issues, as before.
+    Returns what was collecting before: give it to :func:`stop_collecting` when done. The case engine
+    attributes each op's warnings this way: what ``catch_warnings(record=True)`` with an ``"always"`` filter for
+    FastCopyWarnings gives it, without swapping the process's filters at every program."""
+    import warnings
+
+    before = _COLLECTING.into
+    _COLLECTING.into = (into, warnings.filters)
+    return before
+
+
+def stop_collecting(before) -> None:
+    """The end of a :func:`start_collecting` (``before``: what it returned)."""
+    _COLLECTING.into = before
+
+
 def warn(message: str, category: type = FastCopyWarning) -> None:
     """Issue ``message`` attributed to the user's line: the first frame outside the fastcopy package (what
-    Python 3.12's ``skip_file_prefixes`` does; found only when a warning is issued, so free otherwise)."""
+    Python 3.12's ``skip_file_prefixes`` does; found only when a warning is issued, so free otherwise); or
+    collect it (:func:`start_collecting`)."""
     import sys
     import warnings
 
+    into = _COLLECTING.into
+    if into is not None and warnings.filters is into[1]:
+        into[0].append((category, message))
+        return
     frame, level = sys._getframe(1), 2
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame, level = frame.f_back, level + 1

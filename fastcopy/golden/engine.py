@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import FastCopyError, FastCopyWarning
+from ..errors import FastCopyError, FastCopyWarning, start_collecting, stop_collecting
 from ..memory import GlobalTensor, TPipe, aligned_bytes
 from .inputs import generate, generate_at
 from .schema import (Arg, CaseError, ComputeSpec, OpSpec, Program, api_function, enum_class, fixpipe_config,
@@ -145,14 +145,15 @@ def run_program(prog: Program, skip_compute: bool = False, on_op=None, reuse: bo
     caught, notes = {}, []
     cores = CoreTracker(prog, gm) if prog.blocks > 1 else None
     tensors = {}
-    # one warnings capture for the whole program (each op takes the warnings issued while it ran); warnings that
-    # are not FastCopyWarnings are issued again after it, in order
+    # fastcopy's warnings are collected for the whole program (each op takes those issued while it ran); a compute
+    # step's warnings are recorded while it runs (see _run_op); those that are not FastCopyWarnings are issued
+    # again after the program, in order
     got = []
+    before = start_collecting(got)
     try:
-        with warnings.catch_warnings(record=True) as got:
-            warnings.simplefilter("always", FastCopyWarning)
-            _run_blocks(prog, gm, new_pipe, cores, on_op, skip_compute, got, caught, notes, tensors, placement)
+        _run_blocks(prog, gm, new_pipe, cores, on_op, skip_compute, got, caught, notes, tensors, placement)
     finally:
+        stop_collecting(before)
         if got:
             _reissue(got)
     outputs, more, empty, counts = collect_outputs(prog, tensors)
@@ -193,7 +194,7 @@ def _run_blocks(prog, gm, new_pipe, cores, on_op, skip_compute, got, caught, not
                         on_op(op, tensors)
                     start = len(got)
                     try:
-                        _run_op(prog, op, tensors, pipe, skip_compute)
+                        _run_op(prog, op, tensors, pipe, skip_compute, got)
                     except BaseException:
                         del got[start:]  # (a failed op's warnings go with it)
                         raise
@@ -215,14 +216,22 @@ def _capacity_hint(exc: FastCopyError) -> FastCopyError:
     return exc
 
 
-def _run_op(prog, op, tensors, pipe, skip_compute=False) -> None:
-    """One op (inside :func:`run_program`'s warnings capture)."""
+def _run_op(prog, op, tensors, pipe, skip_compute=False, got=None) -> None:
+    """One op (while :func:`run_program` collects fastcopy's warnings into ``got``; a compute step's warnings,
+    user code's, are recorded while it runs and added to ``got``: FastCopyWarnings as collected ones)."""
     if isinstance(op, ComputeSpec):
         if skip_compute:  # a dry run: the step's buffers count as written (their values are not computed)
             for name in op.buffers:
                 tensors[name].set_defined()
             return
-        run_compute(prog, op, tensors)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always", FastCopyWarning)
+            try:
+                run_compute(prog, op, tensors)
+            finally:
+                if got is not None:
+                    got += [(w.category, str(w.message)) if issubclass(w.category, FastCopyWarning) else w
+                            for w in seen]
         return
     func = api_function(op.api)  # (looked up at every call: fastcopy explain wraps the public functions)
     args, kwargs = [], {}
@@ -248,22 +257,29 @@ def _run_op(prog, op, tensors, pipe, skip_compute=False) -> None:
 
 
 def _note_warnings(op, got: list, start: int, caught: dict) -> None:
-    """The FastCopyWarnings recorded since ``start`` become the op's messages (taken out of ``got``; the others
-    stay there, to be issued again after the program)."""
+    """The FastCopyWarnings collected since ``start`` (``(category, message)`` pairs) become the op's messages
+    (taken out of ``got``; the others, a compute step's recorded warnings, stay there, to be issued again after
+    the program)."""
     msgs, rest = [], []
     for w in got[start:]:
-        (msgs if issubclass(w.category, FastCopyWarning) else rest).append(w)
+        if type(w) is tuple:
+            msgs.append(w[1])
+        else:
+            rest.append(w)
     del got[start:]
     got += rest
     if msgs:
-        caught.setdefault(op.index, []).extend(str(w.message) for w in msgs)
+        caught.setdefault(op.index, []).extend(msgs)
 
 
 def _reissue(got: list) -> None:
-    """Issue again the warnings recorded during a program that are not FastCopyWarnings (numpy's, a compute
-    step's own), after the capture ended, so the caller's filters see them."""
+    """Issue again the warnings recorded during a program and not attributed to an op (a compute step's warnings
+    that are not FastCopyWarnings, numpy's), after the program, so the caller's filters see them."""
     for w in got:
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if type(w) is tuple:  # (a collected one outside any op)
+            warnings.warn(w[1], w[0], stacklevel=3)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
 
 
 _MODULES: dict = {}
