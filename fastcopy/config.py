@@ -147,3 +147,9 @@ NZ_NUMPY_BYTES = 1 << 16
 #: written as soon as it has run, so a group never holds more than STAGE_POINTS * STAGE_BYTES of results
 STAGE_POINTS = 32
 STAGE_BYTES = 1 << 16
+# ---- brun: a batch point's small arrays ----------------------------------------------------------------------------
+#: arrays of at most ARENA_PIECE bytes that fastcopy makes for itself (memory.aligned_bytes: a batch point's GM
+#: buffers, its input copy) are cut from a per-thread block of ARENA_BYTES (one allocation and one address lookup
+#: per block instead of per array, ~1 us each; a block is freed when its last array is)
+ARENA_BYTES = 1 << 18
+ARENA_PIECE = 1 << 14

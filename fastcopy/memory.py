@@ -45,9 +45,36 @@ def aligned_empty(nbytes: int, shape=None, dtype=np.uint8, offset: int = 0) -> n
     return out if shape is None else out.view(dtype).reshape(shape)
 
 
+class _Arena(threading.local):
+    """This thread's block that small arrays are cut from (:func:`aligned_bytes`)."""
+
+    block = None  # 1-D uint8, its first byte on a cache line
+    host = 0  # its address
+    at = 0  # the next free byte (on a cache line)
+    end = 0
+
+
+_ARENA = _Arena()
+
+
 def aligned_bytes(nbytes: int, offset: int = 0) -> tuple:
     """``(array, host address)``: :func:`aligned_empty`'s uninitialised ``nbytes`` bytes and the address of its
-    first byte (``ndarray.ctypes.data`` costs ~1 us: a :class:`Memory` over it can take the address from here)."""
+    first byte (``ndarray.ctypes.data`` costs ~1 us: a :class:`Memory` over it can take the address from here).
+    An array of at most ``config.ARENA_PIECE`` bytes (``offset`` 0) is a slice of a per-thread block made once per
+    ``config.ARENA_BYTES``: whole cache lines of its own (the next one starts on the next line), so no two
+    overlap; the block lives as long as one of its arrays does."""
+    if offset == 0 and 0 < nbytes <= config.ARENA_PIECE:
+        arena = _ARENA
+        at = arena.at
+        if at + nbytes > arena.end:
+            block = np.empty(config.ARENA_BYTES + 64, np.uint8)
+            host = block.ctypes.data
+            start = (-host) % 64
+            arena.block, arena.host, arena.end = block[start:start + config.ARENA_BYTES], host + start, \
+                config.ARENA_BYTES
+            at = 0
+        arena.at = (at + nbytes + 63) & -64
+        return arena.block[at:at + nbytes], arena.host + at
     buf = np.empty(nbytes + 128, np.uint8)
     host = buf.ctypes.data
     start = (-host) % 64 + offset
@@ -170,6 +197,9 @@ class Memory:
                 return
             with _PLANE_LOCK:
                 if self.lazy:  # (another thread may have materialised the plane meanwhile)
+                    if not self.known:  # (the first range: a new buffer's first write)
+                        self.known = [(lo, hi)]
+                        return
                     keep = [r for r in self.known if r[1] < lo or r[0] > hi]
                     for a, b in self.known:
                         if not (b < lo or a > hi):

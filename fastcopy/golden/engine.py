@@ -7,6 +7,7 @@ writes, on a ``TPipe`` of the case's product and ``GlobalTensor`` objects over t
 from __future__ import annotations
 
 import re
+import sys
 import threading
 import warnings
 from dataclasses import dataclass, field
@@ -15,8 +16,9 @@ import numpy as np
 
 from ..errors import FastCopyError, FastCopyWarning, start_collecting, stop_collecting
 from ..memory import GlobalTensor, TPipe, aligned_bytes
+from ..products import Phys
 from .inputs import generate, generate_at
-from .schema import (Arg, CaseError, ComputeSpec, OpSpec, Program, api_function, enum_class, fixpipe_config,
+from .schema import (APIS, Arg, CaseError, ComputeSpec, OpSpec, Program, api_function, enum_class, fixpipe_config,
                      make_struct, struct_class)
 
 
@@ -82,16 +84,19 @@ class Result:
 
 def build_arg(arg: Arg, dtype=None):
     """A case-file argument -> the Python value the public API takes."""
-    if arg.kind == "struct":
+    kind = arg.kind
+    if kind == "int" or kind == "bool":
+        return arg.value
+    if kind == "struct":
         return make_struct(arg.struct, arg.value)
-    if arg.kind == "fixpipe_config":
+    if kind == "fixpipe_config":
         return fixpipe_config(arg.value)
-    if arg.kind == "structs":
+    if kind == "structs":
         cls = struct_class(arg.struct)
         return [cls(**v) for v in arg.value]
-    if arg.kind == "enum":
+    if kind == "enum":
         return enum_class(arg.struct)[arg.value]
-    if arg.kind == "value":
+    if kind == "value":
         return np.array(arg.value).astype(dtype)[()]
     return arg.value
 
@@ -127,7 +132,7 @@ def run_program(prog: Program, skip_compute: bool = False, on_op=None, reuse: bo
             raise CaseRunError(prog, None, _capacity_hint(exc), "capacities") from exc
 
     gm, inputs, placement = {}, {}, {}
-    written = written_buffers(prog)
+    written = None
     for buf in prog.buffers:
         if not buf.gm:
             continue
@@ -139,6 +144,8 @@ def run_program(prog: Program, skip_compute: bool = False, on_op=None, reuse: bo
             continue
         arr, data, host = generate_at(buf, prog.seed, prog.file)
         # the input file holds the initial contents: a copy only when an op may change them
+        if written is None:
+            written = written_buffers(prog)
         inputs[buf.name] = arr.copy() if buf.name in written else arr
         gm[buf.name] = GlobalTensor(arr) if data is None else GlobalTensor._fresh(data, host, buf.np_dtype,
                                                                                  buf.shape, True)
@@ -184,7 +191,8 @@ def _run_blocks(prog, gm, new_pipe, cores, on_op, skip_compute, got, caught, not
                 raise CaseRunError(prog, None, _capacity_hint(exc), f"buffers.{buf.name}") from exc
             tensors[buf.name] = t
             if block == 0:
-                placement[buf.name] = (t.memory.phys.name, t.offset)
+                phys = t.memory.phys
+                placement[buf.name] = (_PHYS_NAMES.get(phys) or phys.name, t.offset)
         if cores is not None:
             cores.begin(block)
         with pipe:
@@ -233,12 +241,19 @@ def _run_op(prog, op, tensors, pipe, skip_compute=False, got=None) -> None:
                     got += [(w.category, str(w.message)) if issubclass(w.category, FastCopyWarning) else w
                             for w in seen]
         return
-    func = api_function(op.api)  # (looked up at every call: fastcopy explain wraps the public functions)
-    args, kwargs = [], {}
-    if op.dst is not None:
-        args += [_operand(tensors, op.dst), _operand(tensors, op.src)]
-        data_dtype = tensors[op.src.name].dtype
+    # (looked up at every call: fastcopy explain wraps the public functions)
+    func = getattr(_fastcopy(), op.api) if not APIS[op.api].target else api_function(op.api)
+    kwargs = {}
+    ref = op.dst
+    if ref is not None:
+        t = tensors[ref.name]
+        d = t[ref.offset] if ref.offset else t
+        ref = op.src
+        t = tensors[ref.name]
+        args = [d, t[ref.offset] if ref.offset else t]
+        data_dtype = t.dtype
     else:
+        args = []
         kwargs["pipe"] = pipe
         data_dtype = None
     for _, ref, kw in op.operands:  # Mmad's b / bias, Fixpipe's workspace and dst1, a setter's tensors
@@ -248,7 +263,8 @@ def _run_op(prog, op, tensors, pipe, skip_compute=False, got=None) -> None:
             kwargs[kw] = _operand(tensors, ref)
     dtype = _np_dtype(op.dtype) if op.dtype else data_dtype
     try:
-        args += [build_arg(a, dtype) for a in op.args]
+        for a in op.args:
+            args.append(build_arg(a, dtype))
         if op.kwargs:
             kwargs.update({k: build_arg(a, dtype) for k, a in op.kwargs})
         func(*args, **kwargs)
@@ -378,23 +394,39 @@ def collect_outputs(prog: Program, tensors: dict):
     output's number of defined elements."""
     outputs, notes, empty, counts = {}, [], [], {}
     for out in prog.outputs:
-        buf, t = prog.buffer(out.buffer), tensors[out.buffer]
-        data = np.ascontiguousarray(t.numpy()).reshape(buf.shape)
+        name = out.buffer
+        for buf in prog.buffers:
+            if buf.name == name:
+                break
+        t, shape = tensors[name], buf.shape
+        data = t.numpy()
+        if data.shape != shape or not data.flags.c_contiguous:
+            data = np.ascontiguousarray(data).reshape(shape)
         mem = t.memory
         if not mem.tracked or mem.known_defined(t.offset, t.offset + t.nbytes):  # all defined, known
-            mask = np.ones(buf.shape, np.uint8)
+            mask = np.empty(shape, np.uint8)
+            mask.fill(1)
             n_def = mask.size
         else:
-            mask = np.ascontiguousarray(t.defined()).view(np.uint8).reshape(buf.shape)
+            mask = np.ascontiguousarray(t.defined()).view(np.uint8).reshape(shape)
             n_def = int(np.count_nonzero(mask))
         if mask.size and not n_def:
-            empty.append(out.buffer)
+            empty.append(name)
         elif n_def < mask.size and not out.allow_undefined:
-            notes.append(f"output {out.buffer}: {mask.size - n_def} of {mask.size} elements are undefined (never "
+            notes.append(f"output {name}: {mask.size - n_def} of {mask.size} elements are undefined (never "
                          "written); set allow_undefined = true on the output if the kernel leaves them on purpose")
-        outputs[out.buffer] = (data, mask)
-        counts[out.buffer] = n_def
+        outputs[name] = (data, mask)
+        counts[name] = n_def
     return outputs, notes, empty, counts
+
+
+def _fastcopy():
+    """The fastcopy package (its public functions, as the case calls them)."""
+    return sys.modules["fastcopy"]
+
+
+#: Phys -> its name (an enum's ``name`` is a descriptor call)
+_PHYS_NAMES = {p: p.name for p in Phys}
 
 
 def _operand(tensors: dict, ref):

@@ -54,10 +54,14 @@ def _expr(v):
 def _shared(obj, **changes):
     """A copy of the frozen dataclass ``obj`` with ``changes`` (what ``dataclasses.replace`` returns, without
     running ``__init__``: the fields were validated where they were made)."""
-    new = object.__new__(type(obj))
-    new.__dict__.update(obj.__dict__)
-    new.__dict__.update(changes)
+    new = _new(type(obj))
+    d = new.__dict__
+    d.update(obj.__dict__)
+    d.update(changes)
     return new
+
+
+_new = object.__new__
 
 
 class PointTemplate:
@@ -84,8 +88,12 @@ class PointTemplate:
         for i, spec, dims, lo, limit, itemsize in self.buffers:
             shape = []
             for d in dims:
-                n = whole(d if type(d) is int else d(env))
-                if n is None or n < lo:
+                n = d if type(d) is int else d(env)
+                if type(n) is not int:
+                    n = whole(n)
+                    if n is None:
+                        return None
+                if n < lo:
                     return None
                 shape.append(n)
             shape = tuple(shape)
@@ -98,7 +106,7 @@ class PointTemplate:
             args, kwargs = list(op.args), list(op.kwargs)
             for k, is_kw, arg, rule in holes:
                 if arg.kind == "struct":
-                    value = dict(arg.value)
+                    value = arg.value.copy()
                     for f, fn, struct, lo, hi in rule:
                         v = fn(env)
                         if type(v) is int and lo is not None and lo <= v <= hi:  # (what _coerce keeps as it is)
@@ -117,8 +125,11 @@ class PointTemplate:
                         if not isinstance(value, bool):
                             return None
                     else:
-                        value = whole(value)
-                        if value is None or value < lo or value > hi:
+                        if type(value) is not int:
+                            value = whole(value)
+                            if value is None:
+                                return None
+                        if value < lo or value > hi:
                             return None
                 new = _shared(arg, value=value)
                 if is_kw:
