@@ -17,6 +17,12 @@ from .lazy import paused_collector as _paused_collector
 
 # (numpy, ml_dtypes and fastcopy's modules import with the cyclic collector paused: lazy.paused_collector)
 with _paused_collector():
+    # numpy first, from here: imported from deeper (through ml_dtypes' extension module, as dtypes.py would), its
+    # import's calls and returns crossed a boundary of the interpreter's 16 KiB frame-stack chunks ~300 times in
+    # `python -m fastcopy` and the console script, and CPython 3.11 maps and unmaps a chunk at every crossing
+    # (~15 ms of a ~0.12 s start-up; docs/batch.md, "Session of 15:30-17:35 UTC")
+    import numpy as _numpy  # noqa: F401
+
     from . import apidoc as _apidoc
     from .api import (DataCopy, DataCopyPad, Fixpipe, LoadData, LoadDataWithStride, LoadDataWithTranspose,
                       ResetLoopModePara, SetLoopModePara, SetPadValue, from_nz, to_nz)

@@ -186,3 +186,113 @@ def test_a_batch_imports_neither_shutil_nor_the_other_commands(tmp_path):
             "'fastcopy.cli.run', 'fastcopy.explain') if m in sys.modules)))\n")
     assert json.loads(_fresh(code, str(GOOD), str(tmp_path / "out")).stdout.splitlines()[-1]) == [0]
     assert (tmp_path / "out" / "slice_rows" / "manifest.json").is_file()
+
+
+# ---------------------------------------------------------------------------------------- precompiled methods
+def _shape(code) -> tuple:
+    """Everything of a code object that compiling decides (nested code objects included)."""
+    consts = tuple(_shape(c) if hasattr(c, "co_code") else (type(c).__name__, repr(c)) for c in code.co_consts)
+    return (code.co_name, code.co_qualname, code.co_filename, code.co_firstlineno, code.co_argcount,
+            code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags, code.co_code, consts, code.co_names,
+            code.co_varnames, code.co_freevars, code.co_cellvars, code.co_linetable, code.co_exceptiontable)
+
+
+def test_each_precompiled_method_is_the_one_exec_makes():
+    import dataclasses
+
+    from fastcopy.golden import _methods, schema
+    from fastcopy.precompiled import precompiled
+
+    assert len(_methods.TABLE) >= 50
+    for text in _methods.TABLE:
+        made, compiled = {}, {}
+        with precompiled(_methods.TABLE) as block:
+            dataclasses.exec(text, vars(schema), made)
+            assert block._table is _methods.TABLE
+        exec(compile(text, "<string>", "exec", dont_inherit=True), vars(schema), compiled)  # (as dataclasses does)
+        ours, theirs = made.pop("__create_fn__"), compiled.pop("__create_fn__")
+        assert not made and not compiled
+        assert _shape(ours.__code__) == _shape(theirs.__code__)
+        assert ours.__globals__ is theirs.__globals__ is vars(schema)
+        assert (ours.__name__, ours.__qualname__, ours.__module__, ours.__defaults__) == \
+            (theirs.__name__, theirs.__qualname__, theirs.__module__, theirs.__defaults__)
+    assert "exec" not in vars(dataclasses)
+
+
+_DUMP = """
+import dataclasses, inspect, json, sys, types
+dataclasses.MISSING.__class__.__repr__ = lambda self: "MISSING"  # (not its address)
+{prelude}
+import fastcopy.golden, fastcopy.golden.batch, fastcopy.golden.work, fastcopy.golden.engine, fastcopy.golden.schema
+
+def shape(code):
+    consts = [shape(c) if isinstance(c, types.CodeType) else [type(c).__name__, repr(c)] for c in code.co_consts]
+    return [code.co_name, code.co_qualname, code.co_filename, code.co_firstlineno, code.co_code.hex(), consts,
+            code.co_names, code.co_varnames, code.co_linetable.hex(), code.co_exceptiontable.hex()]
+
+out = {{}}
+for mod in [m for n, m in sorted(sys.modules.items()) if n.startswith("fastcopy.golden")]:
+    for name, cls in sorted(vars(mod).items()):
+        if not (isinstance(cls, type) and dataclasses.is_dataclass(cls) and cls.__module__ == mod.__name__):
+            continue
+        methods = {{}}
+        for k, v in sorted(vars(cls).items()):
+            f = getattr(v, "__wrapped__", v)
+            if isinstance(f, types.FunctionType) and f.__code__.co_filename == "<string>":
+                methods[k] = [shape(f.__code__), f.__qualname__, repr(f.__defaults__), repr(f.__kwdefaults__),
+                              repr(f.__annotations__), f.__globals__ is vars(mod)]
+        fields = [[f.name, f.type, repr(f.default), repr(f.default_factory), f.init, f.repr, f.hash, f.compare,
+                   f.kw_only] for f in dataclasses.fields(cls)]
+        out[f"{{mod.__name__}}.{{name}}"] = [str(inspect.signature(cls)), repr(cls.__dataclass_params__), fields,
+                                            repr(cls.__match_args__), methods]
+print(json.dumps(out))
+"""
+
+
+def test_the_golden_classes_are_those_dataclass_makes_without_the_table():
+    # (a stand-in table module with no entries: every method compiled, as without fastcopy.precompiled)
+    stub = ("import types\nstub = types.ModuleType('fastcopy.golden._methods')\nstub.TABLE = {}\n"
+            "sys.modules['fastcopy.golden._methods'] = stub")
+    ours = json.loads(_fresh(_DUMP.format(prelude="")).stdout)
+    plain = json.loads(_fresh(_DUMP.format(prelude=stub)).stdout)
+    assert len(ours) >= 12 and "fastcopy.golden.schema.Program" in ours
+    assert ours == plain
+    assert all(len(v[-1]) >= 3 for v in ours.values())  # (__init__, __repr__, __eq__ and more, each compared)
+
+
+def test_the_table_is_current():
+    """``python -m fastcopy.precompiled`` rewrites it (after a change to a dataclass of the golden package)."""
+    from fastcopy import precompiled
+    from fastcopy.golden import _methods
+
+    texts = precompiled.recorded_texts()
+    version = ".".join(map(str, sys.version_info[:2]))
+    if _methods.PYTHON == version:  # (another Python writes other texts: they are compiled, as without the table)
+        path = pathlib.Path(_methods.__file__)
+        assert path.read_text(encoding="utf-8") == precompiled.table_source(texts), \
+            "fastcopy/golden/_methods.py is stale: run python -m fastcopy.precompiled"
+        assert all(t in _methods.TABLE for t in texts)
+    else:
+        assert precompiled.table_source(texts).count("TABLE[") == len(set(texts))
+
+
+def test_a_text_not_in_the_table_is_compiled_and_the_block_leaves_dataclasses_as_it_was():
+    import dataclasses
+
+    from fastcopy.precompiled import precompiled
+
+    with precompiled({}):
+        @dataclasses.dataclass(frozen=True)
+        class Point:
+            x: int
+            y: int = 2
+
+    assert repr(Point(1)).endswith(".Point(x=1, y=2)") and Point(1) == Point(1, 2) and hash(Point(1)) == hash(Point(1, 2))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Point(1).x = 3
+    assert "exec" not in vars(dataclasses)
+    with pytest.raises(KeyError):
+        with precompiled({}):
+            with precompiled({}):
+                raise KeyError
+    assert "exec" not in vars(dataclasses)

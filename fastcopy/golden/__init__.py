@@ -10,13 +10,19 @@ at once: :func:`run_batch` (local worker processes, or a Dask cluster with ``cli
 """
 
 from ..lazy import paused_collector as _paused_collector
+from ..precompiled import precompiled as _precompiled
 
-with _paused_collector():  # (the modules' objects are made with the cyclic collector paused: lazy.paused_collector)
-    from .batch import BatchReport, run_batch
-    from .case import Case, case_from_dict, load_case, load_case_text
-    from .engine import CaseRunError, Result, run_program
-    from .files import write_golden, write_result
-    from .schema import APIS, DEFAULT_SEED, CaseError, Program
+# (the modules' objects are made with the cyclic collector paused: lazy.paused_collector; their dataclasses' methods
+# come precompiled: fastcopy.precompiled)
+with _paused_collector():
+    from ._methods import TABLE as _METHODS
+
+    with _precompiled(_METHODS):
+        from .batch import BatchReport, run_batch
+        from .case import Case, case_from_dict, load_case, load_case_text
+        from .engine import CaseRunError, Result, run_program
+        from .files import write_golden, write_result
+        from .schema import APIS, DEFAULT_SEED, CaseError, Program
 
 __all__ = ["Case", "case_from_dict", "load_case", "load_case_text", "CaseRunError", "Result", "run_program",
            "write_golden", "write_result", "APIS", "DEFAULT_SEED", "CaseError", "Program", "run_case", "run_batch",
