@@ -464,3 +464,110 @@ def test_nothing_is_written_when_the_manifest_text_fails(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         write_point(result, str(tmp_path / "out" / "0000"))
     assert not (tmp_path / "out").exists() or list((tmp_path / "out").iterdir()) == []
+
+
+# ------------------------------------------------------------------------------------------------ point layouts
+def _shared(obj, **changes):
+    """A copy of a frozen spec sharing every field object but ``changes`` (as the sweep's point template makes)."""
+    new = object.__new__(type(obj))
+    new.__dict__.update(obj.__dict__)
+    new.__dict__.update(changes)
+    return new
+
+
+def _both_ways(res, where: pathlib.Path):
+    """write_point's folder (by a layout when one fits) is write_result's, whose manifest is manifest_text's."""
+    from fastcopy.golden.files import manifest_text, write_point
+
+    try:
+        m = write_result(res, str(where / "r"))
+    except Exception as exc:  # noqa: BLE001 - then write_point raises the same
+        with pytest.raises(type(exc)) as got:
+            write_point(res, str(where / "p"))
+        assert str(got.value) == str(exc)
+        return
+    write_point(res, str(where / "p"))
+    assert _files(where / "p") == _files(where / "r")
+    assert (where / "r" / "manifest.json").read_text(encoding="utf-8") == manifest_text(m)
+
+
+def test_a_layout_writes_the_values_that_change_whatever_their_type(tmp_path, monkeypatch):
+    """Points that share the first point's objects (as the point template makes them) are written by its layout,
+    with every changing value read and written as the encoder writes it."""
+    from fastcopy.golden import files
+
+    monkeypatch.setattr(files, "_LAYOUTS", {})
+    case = _sweep_case(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        results = [run_program(case.point(i)) for i in (0, 1, 4, 5)]
+    key = (results[0].program.name, results[0].program.source_sha256)
+    for n, res in enumerate(results):
+        _both_ways(res, tmp_path / f"plain{n}")
+    assert len(files._LAYOUTS[key]) == 1  # (one layout made, used by every later point)
+    base = results[0]
+    prog = base.program
+    op0, op1 = prog.ops
+    struct = op0.args[0]
+    for k, odd in enumerate(ODD):
+        fields = {f: odd for f in struct.value}
+        ops = (_shared(op0, args=(_shared(struct, value=fields),)),
+               _shared(op1, args=(_shared(op1.args[0], value=odd),)))
+        p = _shared(prog, index=odd if k % 2 else k, values={"p": odd}, ops=ops)
+        res = _shared(base, program=p, placement={"u": (odd if k % 3 else "é \"x\"", odd)},
+                      warnings={0: [f"w{k} é"], 1: []} if k % 2 else {}, notes=[odd] if k % 4 == 1 else [],
+                      defined={"yGm": odd} if k % 2 else {})
+        _both_ways(res, tmp_path / f"odd{k}")
+    assert len(files._LAYOUTS[key]) == 1
+
+
+def test_a_program_that_differs_from_a_layout_is_written_as_it_is(tmp_path, monkeypatch):
+    """Every part of the first point a layout takes as constant, changed (a new object, as a compiled point
+    has): the folder is the one written piece by piece."""
+    from fastcopy.golden import files
+    from fastcopy.golden.schema import Arg, Ref
+
+    case = _sweep_case(tmp_path)
+    base = run_program(case.point(0))
+    prog = base.program
+    x, u, y = prog.buffers
+    op0, op1 = prog.ops
+    out = prog.outputs[0]
+    struct = op0.args[0]
+    changes = [
+        dict(description="other é"), dict(seed=True), dict(seed=5.0), dict(poison=0), dict(product="ATLAS_A3"),
+        dict(name="other"), dict(file=prog.file + "x"), dict(blocks=2), dict(values={"q": 1}),
+        dict(values={"p": 0, "q": 1}), dict(values={1: 0}), dict(values=[0]),
+        dict(outputs=(_shared(out, rtol=0.5),)), dict(outputs=(_shared(out, file="output/o.bin"),)),
+        dict(outputs=(_shared(out, compare_options=(("a", "xGm"),)),)),
+        dict(buffers=(_shared(x, dtype="float16"), u, y)), dict(buffers=(_shared(x, file="x2"), u, y)),
+        dict(buffers=(_shared(x, init={"kind": "zeros"}), u, y)), dict(buffers=(_shared(x, position="X"), u, y)),
+        dict(buffers=(x, _shared(u, init={"kind": "zeros"}), y)), dict(buffers=(x, _shared(u, position="A1"), y)),
+        dict(buffers=(x, _shared(u, dtype="float16"), y)), dict(buffers=(x, u, _shared(y, name="zGm"))),
+        dict(buffers=(x, u)), dict(buffers=(x, u, y, _shared(y, name="sGm", file="s"))),
+        dict(ops=(op0,)), dict(ops=(_shared(op0, api="DataCopyPad"), op1)), dict(ops=(_shared(op0, note="n"), op1)),
+        dict(ops=(_shared(op0, path="ops[0].body[0]"), op1)), dict(ops=(_shared(op0, env=(("i", 1),)), op1)),
+        dict(ops=(_shared(op0, dtype="half"), op1)), dict(ops=(_shared(op0, index=7), op1)),
+        dict(ops=(_shared(op0, dst=Ref("u", 16)), op1)), dict(ops=(_shared(op0, src=Ref("yGm")), op1)),
+        dict(ops=(_shared(op0, operands=(("b", Ref("xGm"), None),)), op1)),
+        dict(ops=(_shared(op0, args=(_shared(struct, key="Other"),)), op1)),
+        dict(ops=(_shared(op0, args=(_shared(struct, value=dict(reversed(list(struct.value.items())))),)), op1)),
+        dict(ops=(_shared(op0, args=(_shared(struct, value={**struct.value, "extra": 1}),)), op1)),
+        dict(ops=(_shared(op0, args=(struct, Arg("k", "int", 1))), op1)),
+        dict(ops=(_shared(op0, kwargs=(("k", Arg("k", "int", 1)),)), op1)),
+        dict(ops=(op0, _shared(op1, args=(Arg("count", "int", [1, 2]),)))),
+    ]
+    for k, change in enumerate(changes):
+        monkeypatch.setattr(files, "_LAYOUTS", {})
+        _both_ways(base, tmp_path / f"{k}-first")  # (the layout of the point as it is)
+        p = _shared(prog, **change)
+        inputs = {("x2" if b.file == "x2" else b.name): base.inputs["xGm"] for b in p.buffers if b.name == "xGm"}
+        res = _shared(base, program=p, inputs=inputs or base.inputs)
+        _both_ways(res, tmp_path / f"{k}-changed")
+        _both_ways(base, tmp_path / f"{k}-again")
+    for k, inputs in enumerate(({**base.inputs, "yGm": base.outputs["yGm"][0]}, {"yGm": base.inputs["xGm"]}, {})):
+        _both_ways(_shared(base, inputs=inputs), tmp_path / f"inputs{k}")  # (a result with other inputs)
+    data, mask = base.outputs["yGm"]
+    _both_ways(_shared(base, inputs={"xGm": base.inputs["xGm"].view(np.uint16)}), tmp_path / "dtype-in")
+    _both_ways(_shared(base, outputs={"yGm": (data.view(np.int16), mask)}), tmp_path / "dtype-out")
+    _both_ways(_shared(base, outputs={"yGm": (data, mask, mask)}), tmp_path / "three")

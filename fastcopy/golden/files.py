@@ -66,17 +66,42 @@ def write_result(result, directory: str, allow_empty: bool = False) -> dict:
 
 def write_point(result, directory: str) -> None:
     """:func:`write_result` as a batch writes a point: the same folder, byte for byte, without building the
-    manifest's dicts (nothing reads them: the file's text is made without them)."""
-    _write_result(result, directory, False, False)
+    manifest's dicts (nothing reads them: the file's text is made without them), by the layout of an earlier
+    point of the same case when the program fits it (see :func:`_layout_files`)."""
+    result.check()
+    prog = result.program
+    key = (prog.name, prog.source_sha256)
+    layouts = _LAYOUTS.get(key)
+    if layouts:
+        for fill in layouts:
+            try:
+                files = fill(prog, result)
+            except Exception:  # noqa: BLE001 - anything unusual: written piece by piece (which raises its errors)
+                files = None
+            if files is not None:
+                write_folder(directory, files)
+                return
+    files, _ = _folder(result, False)
+    write_folder(directory, files)
+    if type(layouts) is not tuple:  # (a tuple: no more layouts are made for this case)
+        _new_layout(key, prog, result, files)
 
 
 def _write_result(result, directory: str, allow_empty: bool, want: bool):
-    """The folder of ``result``: every file's bytes and sha256, and the manifest's text made piece by piece (the
-    text :func:`manifest_text` makes of the manifest, without its dicts: see :func:`_text`); then the whole
-    folder written in one go (nothing is written before all of it is known). Returns the manifest when ``want``."""
-    prog = result.program
+    """The folder of ``result`` (:func:`_folder`) written; its manifest returned when ``want``."""
     if not allow_empty:
         result.check()
+    files, manifest = _folder(result, want)
+    write_folder(directory, files)
+    return manifest
+
+
+def _folder(result, want: bool) -> tuple:
+    """``(files, manifest)``: every file of the folder of ``result`` as ``(relative path, data)``, the manifest's
+    text last, made piece by piece (the text :func:`manifest_text` makes of the manifest, without its dicts: see
+    :func:`_text`); ``manifest``: the manifest's dicts when ``want``, else None. Nothing is written here: a
+    folder is written whole once all of it is known."""
+    prog = result.program
     outs = {o.buffer: o for o in prog.outputs}
     inputs, outputs, placement = result.inputs, result.outputs, result.placement
     data, files, texts, entries = [], [], [], [] if want else None
@@ -155,15 +180,15 @@ def _write_result(result, directory: str, allow_empty: bool, want: bool):
         lines.append(_line("warnings", notes))
     lines.append(_line("files", files))
     data.append(("manifest.json", ("{\n" + ",\n".join(lines) + "\n}\n").encode("utf-8")))
-    write_folder(directory, data)
     if not want:
-        return None
+        return data, None
     case = {"name": prog.name, "file": os.path.basename(prog.file), "sha256": prog.source_sha256,
             "point": prog.index, "values": prog.values}
-    return {"format": MANIFEST_FORMAT, **_versions(), "case": case, "description": head[0],
-            "product": head[1], "product_name": _product_name(head[1]), "seed": head[2],
-            "seed_source": head[3], "poison": head[4], **extras, "buffers": entries,
-            "ops": [_op_record(op, w) for op, w in ops], **({"warnings": notes} if notes else {}), "files": files}
+    return data, {"format": MANIFEST_FORMAT, **_versions(), "case": case, "description": head[0],
+                  "product": head[1], "product_name": _product_name(head[1]), "seed": head[2],
+                  "seed_source": head[3], "poison": head[4], **extras, "buffers": entries,
+                  "ops": [_op_record(op, w) for op, w in ops], **({"warnings": notes} if notes else {}),
+                  "files": files}
 
 
 # The manifest's text without its dicts: each piece is the text the JSON encoder (``_dumps``, as manifest_text
@@ -242,6 +267,317 @@ def _op_text(op, warns) -> str:
         parts.append(f'"note": {_text(op.note)}')
     parts.append(f'"warnings": {_dumps(list(warns)) if warns else "[]"}}}')
     return ", ".join(parts)
+
+
+# --------------------------------------------------------------------------------------------- point layouts
+# The points of a sweep differ in a few values (shapes, sizes, hashes, parameters, the point's values); the rest
+# of their manifests is the same text. A *layout* is a function written (as source, compiled once) from one
+# point's program: it checks that another point's program has the same structure, reads the values that change,
+# hashes the files and returns the folder's files with the manifest's text, made by one f-string.
+#
+# What it checks: every object a constant piece of text comes from is the very same object as at the first
+# point (``is``: strings, numbers, Refs, tuples, dtypes and the outputs' specs are immutable, so the same object
+# gives the same text; a sweep's point template shares them between points), the program's tuples have the same
+# lengths, the result holds the same inputs, and the dicts that hold changing values (the point's values, a
+# struct's fields) have the same keys in the same order. Mutable things (init tables, the values themselves,
+# warnings) are read and written at every point. A program that fails a check, or on which anything raises, is
+# written piece by piece (:func:`_folder`), which raises its own errors. A layout is made from a point written
+# piece by piece and kept only when it writes that point's files exactly (tests/test_batch_stages.py writes every
+# example point both ways).
+_MAX_LAYOUTS = 4  # layouts made per case (a case whose programs share nothing stops making them)
+_LAYOUTS: dict = {}  # (case name, case sha256) -> [layout functions], or () when no more are made
+
+
+def _new_layout(key, prog, result, files) -> None:
+    """Make and keep a layout from ``prog`` (just written as ``files``), when it writes exactly ``files``."""
+    if len(_LAYOUTS) >= 256:
+        _LAYOUTS.clear()
+    layouts = _LAYOUTS.setdefault(key, [])
+    if type(layouts) is not list:
+        return
+    try:
+        fill = _layout(prog, result)
+        same = fill is not None and _same_files(fill(prog, result), files)
+    except Exception:  # noqa: BLE001 - a program the layouts do not handle: piece by piece
+        same = False
+    if same:
+        layouts.insert(0, fill)
+    if not same or len(layouts) >= _MAX_LAYOUTS:  # (no more are made for this case: those made stay in use)
+        _LAYOUTS[key] = tuple(layouts)
+
+
+def _same_files(got, want) -> bool:
+    return got is not None and len(got) == len(want) and all(
+        g[0] == w[0] and (g[1] is w[1] or g[1] == w[1]) for g, w in zip(got, want))
+
+
+class _Source:
+    """The source of a layout function being written: checks, reads, and the manifest's text pieces."""
+
+    def __init__(self):
+        self.consts: dict = {}  # name in the function's namespace -> object
+        self.body: list = []  # lines of the function's body
+        self.text: list = []  # names whose values, joined, are the manifest's text (constants and variables)
+        self._lit: list = []  # constant text not yet added
+        self.n = 0
+
+    def const(self, obj) -> str:
+        name = f"_k{len(self.consts)}"
+        self.consts[name] = obj
+        return name
+
+    def var(self, expr: str) -> str:
+        """A new local variable holding ``expr``."""
+        self.n += 1
+        self.body.append(f"v{self.n} = {expr}")
+        return f"v{self.n}"
+
+    def check(self, cond: str) -> None:
+        self.body.append(f"if not ({cond}): return None")
+
+    def same(self, expr: str, obj) -> None:
+        """``expr`` must be ``obj`` itself."""
+        self.body.append(f"if {expr} is not {self.const(obj)}: return None")
+
+    def lit(self, text: str) -> None:
+        self._lit.append(text)
+
+    def put(self, expr: str) -> None:
+        """The text of ``expr`` (already JSON text) next in the manifest."""
+        if self._lit:
+            self.text.append(self.const("".join(self._lit)))
+            self._lit = []
+        self.text.append(expr)
+
+    def value(self, expr: str) -> None:
+        """The JSON text of the value of ``expr`` (read once) next in the manifest."""
+        v = self.var(expr)
+        self.put(f"({v} if type({v}) is int else _text({v}))")
+
+    def function(self):
+        if self._lit:
+            self.text.append(self.const("".join(self._lit)))
+        code = "\n    ".join(self.body)
+        pieces = "".join("{" + t + "}" for t in self.text)
+        src = (f"def fill(p, r):\n    {code}\n    text = f'{pieces}'\n"
+               f"    return files + [('manifest.json', text.encode('utf-8'))]\n")
+        ns = {"_text": _text, "_dumps": _dumps, "_shape_text": _shape_text, "_init_record": _init_record,
+              "sha256_of": sha256_of, "count_nonzero": np.count_nonzero, "_notes_line": _notes_line,
+              "_warnings_text": _warnings_text, "_record_text": _record_text, **self.consts}
+        exec(compile(src, "<fastcopy manifest layout>", "exec"), ns)  # noqa: S102 - our own source, constants by name
+        return ns["fill"]
+
+
+def _record_text(o) -> str:
+    """The keys an output's options add to its entry (``, "rtol": ...``), or nothing."""
+    rec = o.record()
+    return ", " + _dumps(rec)[1:-1] if rec else ""
+
+
+def _notes_line(notes) -> str:
+    return ",\n" + _line("warnings", list(notes)) if notes else ""
+
+
+def _warnings_text(warns) -> str:
+    return _dumps(list(warns)) if warns else "[]"
+
+
+def _layout(prog, result):
+    """The layout function of the structure of ``prog`` (and ``result``), or None when it has parts the layouts do
+    not handle (compute steps, dicts with keys that are not strings, repeated parameter names)."""
+    from .schema import Arg, OpSpec, Ref
+
+    src = _Source()
+    src.same("type(p)", type(prog))
+    for attr in ("name", "file", "source_sha256", "description", "product", "seed", "seed_source", "poison",
+                 "outputs", "blocks"):
+        src.same(f"p.{attr}", getattr(prog, attr))
+    extras = program_extras(prog)
+    head = (prog.description, prog.product, prog.seed, prog.seed_source, prog.poison, type(prog.seed),
+            type(prog.poison))
+    src.lit("{\n" + (_HEAD_LINES[0] or _head_lines(0, {"format": MANIFEST_FORMAT, **_versions()})) + ",\n")
+    src.lit(' "case": ' + _dumps({"name": prog.name, "file": os.path.basename(prog.file),
+                                  "sha256": prog.source_sha256})[:-1] + ', "point": ')
+    src.value("p.index")
+    src.lit(', "values": ')
+    values = prog.values
+    if type(values) is dict and all(type(k) is str for k in values):
+        v = src.var("p.values")
+        src.check(f"type({v}) is dict and tuple({v}) == {src.const(tuple(values))}")
+        src.lit("{")
+        for i, k in enumerate(values):
+            src.lit(("" if i == 0 else ", ") + _encode_string(k) + ": ")
+            src.value(f"{v}[{src.const(k)}]")
+        src.lit("}")
+    else:
+        src.put("_text(p.values)")
+    src.lit("},\n" + (_HEAD_LINES.get(head) or _head_lines(head, {
+        "description": head[0], "product": head[1], "product_name": _product_name(head[1]), "seed": head[2],
+        "seed_source": head[3], "poison": head[4]})))
+    for k, v in extras.items():
+        src.lit(",\n" + _line(k, v))
+    # buffers, in the order and with the entries of _folder
+    src.lit(',\n "buffers": [')
+    outs = {o.buffer: o for o in prog.outputs}
+    inputs, rel_files, entries = result.inputs, [], 0
+    src.body.append("bs = p.buffers")
+    src.check(f"len(bs) == {len(prog.buffers)}")
+    src.body.append("ins = r.inputs")
+    src.check(f"len(ins) == {len(inputs)}")
+    src.body.append("files = []")
+
+    def entry():
+        nonlocal entries
+        src.lit(("\n  " if entries == 0 else ",\n  ") + '{"name": ' + _encode_string(buf.name) + ', "role": ')
+        entries += 1
+
+    for i, buf in enumerate(prog.buffers):
+        if type(buf.name) is not str:
+            return None
+        b = src.var(f"bs[{i}]")
+        src.same(f"type({b})", type(buf))
+        for attr in ("name", "gm", "dtype", "position", "file"):
+            src.same(f"{b}.{attr}", getattr(buf, attr))
+        name = src.const(buf.name)
+        if buf.name in inputs:
+            arr = inputs[buf.name]
+            rel = f"input/{buf.file}.bin"
+            a = src.var(f"ins[{name}]")
+            src.same(f"{a}.dtype", arr.dtype)
+            sha = src.var(f"sha256_of({a})")
+            src.body.append(f"files.append(({src.const(rel)}, {a}))")
+            rel_files.append(rel)
+            entry()
+            src.lit('"input", ' + _dtype_text(arr.dtype) + ', "shape": ')
+            src.put(f"_shape_text({a}.shape)")
+            src.lit(', "file": ' + _encode_string(rel) + ', "bytes": ')
+            src.value(f"{a}.nbytes")
+            src.lit(', "sha256": "')
+            src.put(sha)
+            src.lit('", "position": "GM", "init": ')
+            src.put(f"_text(_init_record({b}.init))")
+            src.lit("}")
+        if buf.name in outs:
+            o = outs[buf.name]
+            arr, mask = result.outputs[buf.name]
+            pair = src.var(f"r.outputs[{name}]")
+            a, m = src.var(f"{pair}[0]"), src.var(f"{pair}[1]")
+            src.check(f"len({pair}) == 2")
+            src.same(f"{a}.dtype", arr.dtype)
+            sha, msha = src.var(f"sha256_of({a})"), src.var(f"sha256_of({m})")
+            src.body.append(f"files += [({src.const(o.file)}, {a}), ({src.const(o.mask)}, {m})]")
+            rel_files += [o.file, o.mask]
+            defined = src.var(f"r.defined.get({name})")
+            src.body.append(f"if {defined} is None: {defined} = int(count_nonzero({m}))")
+            entry()
+            src.lit('"output", ' + _dtype_text(arr.dtype) + ', "shape": ')
+            src.put(f"_shape_text({a}.shape)")
+            src.lit(', "file": ' + _encode_string(o.file) + ', "bytes": ')
+            src.value(f"{a}.nbytes")
+            src.lit(', "sha256": "')
+            src.put(sha)
+            src.lit(f'", "position": {_dumps(buf.position)}, "mask": {_dumps(o.mask)}, "mask_sha256": "')
+            src.put(msha)
+            src.lit('", "elements": ')
+            src.value(f"int({m}.size)")
+            src.lit(', "defined": ')
+            src.value(defined)
+            if o.compare_options:  # (options are read at every point)
+                src.put(f"_record_text({src.const(o)})")
+            else:
+                src.lit(_record_text(o))
+            if not buf.gm:
+                place = src.var(f"r.placement[{name}]")
+                src.lit(', "buffer": ')
+                src.put(f"_text({place}[0])")
+                src.lit(', "addr": ')
+                src.value(f"{place}[1]")
+            src.lit("}")
+        if not buf.gm and buf.name not in outs:
+            src.same(f"{b}.np_dtype", buf.np_dtype)
+            place = src.var(f"r.placement[{name}]")
+            src.check(f"len({place}) == 2")
+            entry()
+            src.lit(f'"local", "dtype": {_dumps(buf.dtype)}, "numpy_dtype": '
+                    f'{_dumps(_dtype_names(buf.np_dtype)[1])}, "shape": ')
+            src.put(f"_shape_text({b}.shape)")
+            src.lit(f', "position": {_dumps(buf.position)}, "buffer": ')
+            src.put(f"_text({place}[0])")
+            src.lit(', "addr": ')
+            src.value(f"{place}[1]")
+            src.check(f"(not {b}.init) is {not buf.init}")
+            if buf.init:
+                src.lit(', "init": ')
+                src.put(f"_text(_init_record({b}.init))")
+            src.lit("}")
+        elif buf.gm and buf.name not in outs and buf.name not in inputs:
+            src.same(f"{b}.np_dtype", buf.np_dtype)
+            entry()
+            src.lit(f'"scratch", "dtype": {_dumps(buf.dtype)}, "numpy_dtype": '
+                    f'{_dumps(_dtype_names(buf.np_dtype)[1])}, "shape": ')
+            src.put(f"_shape_text({b}.shape)")
+            src.lit(', "position": "GM"}')
+    src.lit("\n ]" if entries else "]")
+    # ops
+    src.lit(',\n "ops": [')
+    src.body.append("ops = p.ops")
+    src.check(f"len(ops) == {len(prog.ops)}")
+    src.body.append("warns = r.warnings")
+    for j, op in enumerate(prog.ops):
+        if type(op) is not OpSpec:
+            return None
+        x = src.var(f"ops[{j}]")
+        src.same(f"type({x})", OpSpec)
+        for attr in ("api", "path", "index", "dtype", "note", "env", "operands"):
+            src.same(f"{x}.{attr}", getattr(op, attr))
+        for attr in ("dst", "src"):
+            ref = getattr(op, attr)
+            if ref is None:
+                src.same(f"{x}.{attr}", None)
+                continue
+            if type(ref) is not Ref:
+                return None
+            r = src.var(f"{x}.{attr}")
+            src.same(f"type({r})", Ref)
+            src.same(f"{r}.name", ref.name)
+            src.same(f"{r}.offset", ref.offset)
+        full = _op_text(op, ())
+        src.lit(("\n  " if j == 0 else ",\n  ") + full[:full.index(', "params": ')] + ', "params": {')
+        args = [(f"{x}.args[{k}]", a) for k, a in enumerate(op.args)]
+        args += [(f"{x}.kwargs[{k}][1]", a) for k, (_, a) in enumerate(op.kwargs)]
+        src.check(f"len({x}.args) == {len(op.args)} and len({x}.kwargs) == {len(op.kwargs)}")
+        keys = [a.key for _, a in args]
+        if len(set(keys)) != len(keys) or not all(type(k) is str for k in keys):
+            return None
+        for k, (expr, arg) in enumerate(args):
+            a = src.var(expr)
+            src.same(f"type({a})", Arg)
+            src.same(f"{a}.key", arg.key)
+            src.lit(("" if k == 0 else ", ") + _encode_string(arg.key) + ": ")
+            value = arg.value
+            if type(value) is dict and all(type(f) is str for f in value):
+                v = src.var(f"{a}.value")
+                src.check(f"type({v}) is dict and tuple({v}) == {src.const(tuple(value))}")
+                src.lit("{")
+                for i, f in enumerate(value):
+                    src.lit(("" if i == 0 else ", ") + _encode_string(f) + ": ")
+                    src.value(f"{v}[{src.const(f)}]")
+                src.lit("}")
+            else:
+                src.put(f"_text({a}.value)")
+        src.lit("}")
+        if op.note:
+            src.lit(f', "note": {_dumps(op.note)}')
+        src.lit(', "warnings": ')
+        src.put(f"_warnings_text(warns.get({src.const(op.index)}))")
+        src.lit("}")
+    src.lit("\n ]" if prog.ops else "]")
+    src.put("_notes_line(r.notes)")
+    rel_files.append("manifest.json")
+    if not checked_before(rel_files):
+        return None
+    src.lit(",\n" + _line("files", rel_files) + "\n}\n")
+    return src.function()
 
 
 _HEAD_LINES: dict = {0: None}  # 0: the format and versions lines; (description, ..., poison): the case's lines
