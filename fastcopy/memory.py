@@ -599,6 +599,11 @@ def current_pipe(required: bool = True):
     return None
 
 
+#: the types of the numpy dtypes :func:`as_dtype` returns unchanged (1, 2, 4 or 8-byte elements, no objects)
+_DTYPE_TYPES = frozenset(type(as_dtype(d)) for d in (np.int8, np.uint8, np.int16, np.uint16, np.float16, np.int32,
+                                                     np.uint32, np.float32, np.int64, np.uint64, np.float64, np.bool_))
+
+
 class TPipe:
     """One AI Core: its on-chip buffers (UB, L1, L0A/B/C, BiasTable, Fixpipe buffer) and per-core state.
 
@@ -703,10 +708,11 @@ class TPipe:
                 self._where[given] = (position, phys)
         else:
             position, phys = where
-        dt = as_dtype(dtype)
+        dt = dtype if type(dtype) in _DTYPE_TYPES else as_dtype(dtype)  # (a numpy dtype fastcopy takes: itself)
         align = ALIGN[phys]
         cap = self.capacities[phys]
-        count = check_int(count, api, "count", 0, None, "elements")
+        if type(count) is not int or count < 0:
+            count = check_int(count, api, "count", 0, None, "elements")
         nbytes = count * dt.itemsize
         if addr is not None:
             addr = check_int(addr, api, "addr", 0, None, f"bytes (an address inside {phys}, {cap} bytes on "

@@ -618,7 +618,9 @@ def _single_burst(api: str, steps, src, dst, warnings):
                 _new(Move, (step.src_offs, step.dst_offs, burst, ())), _CHUNK1, (), (meta,))
     _check_small(api, ks, write, dst.host_mod, True)
     _check_small(api, ks, read, src.host_mod, False)
-    fast = None if warnings else _fast(w, meta, write, burst, dst.host_mod, src.host_mod)
+    # (the byte views npkernels.byte_views makes of this meta, from its fields: one burst)
+    fast = None if warnings else (w, meta, write, (burst, None, None, ((d0, s0),)) if burst <= config.SMALL_BYTES
+                                  else None)
     return _new(Plan, (api, steps, (ks,), read, write, tuple(warnings), False, burst, True, (), fast, ()))
 
 
@@ -650,7 +652,9 @@ def _one_loop(api: str, step, src, dst, warnings, burst: int, loops):
     ks = _kstep("copy", w, doffs, soffs, bu, lu, _ZERO64, True, orig, _CHUNK1, (), (meta,))
     _check_small(api, ks, read, src_res, False)
     _check_small(api, ks, write, dst_res, True)
-    fast = None if warnings else _fast(w, meta, write, burst * c, dst_res, src_res)
+    # (the byte views npkernels.byte_views makes of this meta, from its fields: c bursts)
+    fast = None if warnings else (w, meta, write, ((c, burst), (b, 1), (a, 1), ((d0, s0),))
+                                  if burst * c <= config.SMALL_BYTES else None)
     return _new(Plan, (api, (step,), (ks,), read, write, tuple(warnings), False, burst * c, True, (), fast, ()))
 
 

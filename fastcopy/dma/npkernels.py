@@ -106,7 +106,8 @@ def byte_views(m: list, w: int, dres: int, sres: int):
         return (0, None, None, ())
     n = m[abi.NOFF]
     d0, s0 = i_lo * m[3] * w - dres % w, i_lo * m[2] * w - sres % w
-    offs = tuple((d0 + m[abi.OFFS + k] * w, s0 + m[abi.OFFS + n + k] * w) for k in range(o_lo, o_hi))
+    at = abi.OFFS + o_lo
+    offs = tuple([(d0 + m[at + k] * w, s0 + m[at + n + k] * w) for k in range(o_hi - o_lo)])
     if not shape:
         return (burst, None, None, offs)
     shape.append(burst)

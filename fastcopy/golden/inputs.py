@@ -55,13 +55,14 @@ def generate_at(buf: BufferSpec, seed: int, file: str = "") -> tuple:
     bytes (the 1-D uint8 array under it, from :func:`fastcopy.memory.aligned_bytes`) and their host address, for
     a GlobalTensor made over them without looking the address up again; else ``(array, None, None)``."""
     init = buf.init
-    if init["kind"] in PREFIX_KINDS and buf.size <= KEEP_ELEMENTS:
-        try:
-            key = (seed, buf.name, tuple([(k, type(v), v) for k, v in init.items()]), buf.np_dtype)
+    n = buf.size
+    if init["kind"] in PREFIX_KINDS and n <= KEEP_ELEMENTS:
+        try:  # (the values' types too: 1, 1.0 and True are equal keys)
+            key = (seed, buf.name, tuple(init.items()), tuple(map(type, init.values())), buf.np_dtype)
             kept = _KEPT.get(key)
         except TypeError:  # (an unhashable init value: never kept)
             return _generate(buf, seed, file), None, None
-        if kept is None or kept.size < buf.size:
+        if kept is None or kept.size < n:
             kept = _draw_ahead(buf, seed, file, 0 if kept is None else kept.size)
             if kept is None:  # (packed 4-bit, or the longer draw failed a check: drawn exactly, errors raised)
                 kept = _generate(buf, seed, file).reshape(-1)
@@ -70,9 +71,9 @@ def generate_at(buf: BufferSpec, seed: int, file: str = "") -> tuple:
                 _KEPT.pop(next(iter(_KEPT)))
             _KEPT[key] = kept
         dt = buf.np_dtype
-        data, host = aligned_bytes(buf.size * dt.itemsize)
+        data, host = aligned_bytes(n * dt.itemsize)
         out = data.view(dt)
-        out[...] = kept[:buf.size]
+        out[...] = kept[:n]
         return out.reshape(buf.shape), data, host
     return _generate(buf, seed, file), None, None
 
