@@ -242,7 +242,7 @@ def _run_op(prog, op, tensors, pipe, skip_compute=False, got=None) -> None:
                             for w in seen]
         return
     # (looked up at every call: fastcopy explain wraps the public functions)
-    func = getattr(_fastcopy(), op.api) if not APIS[op.api].target else api_function(op.api)
+    func = getattr(sys.modules["fastcopy"], op.api) if not APIS[op.api].target else api_function(op.api)
     kwargs = {}
     ref = op.dst
     if ref is not None:
@@ -383,9 +383,14 @@ class CoreTracker:
 
 def written_buffers(prog: Program) -> set:
     """Names of the buffers some op (or the compute step) may write."""
-    out = {op.dst.name for op in prog.ops if op.dst is not None}
-    out |= {name for op in prog.ops for name in getattr(op, "writes", ())}
-    return out | set(getattr(prog, "writes", ()) or ())
+    out = set(getattr(prog, "writes", ()) or ())
+    for op in prog.ops:
+        if op.dst is not None:
+            out.add(op.dst.name)
+        more = getattr(op, "writes", ())
+        if more:
+            out.update(more)
+    return out
 
 
 def collect_outputs(prog: Program, tensors: dict):
@@ -418,11 +423,6 @@ def collect_outputs(prog: Program, tensors: dict):
         outputs[name] = (data, mask)
         counts[name] = n_def
     return outputs, notes, empty, counts
-
-
-def _fastcopy():
-    """The fastcopy package (its public functions, as the case calls them)."""
-    return sys.modules["fastcopy"]
 
 
 #: Phys -> its name (an enum's ``name`` is a descriptor call)
