@@ -190,7 +190,9 @@ def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
             elif cache is not None and _hit(cache.get(key), dst, src):
                 return
             if type(src) in _TENSORS:
-                if kind is int or kind is DataCopyParams:
+                if kind is DataCopyParams:
+                    plan = _datacopy.plan_data_copy(dst, src, arg, key)
+                elif kind is int:
                     plan = _datacopy.plan_data_copy(dst, src, arg)
                 elif kind is Nd2NzParams:
                     plan = _nz.plan_nd2nz(dst, src, arg)

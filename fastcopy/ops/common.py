@@ -34,9 +34,9 @@ class Call(NamedTuple):
 
 def core_of(api: str, dst, src):
     """Check the operands are tensors; return the TPipe (core) of the local one(s)."""
-    for role, t in (("dst", dst), ("src", src)):
-        if not isinstance(t, _Tensor):
-            raise FastCopyError(f"{api}: {role} must be a GlobalTensor or LocalTensor, got {type(t).__name__}")
+    if not isinstance(dst, _Tensor) or not isinstance(src, _Tensor):
+        role, t = ("dst", dst) if not isinstance(dst, _Tensor) else ("src", src)
+        raise FastCopyError(f"{api}: {role} must be a GlobalTensor or LocalTensor, got {type(t).__name__}")
     if dst.memory.readonly:
         raise ReadOnlyError(f"{api}: the destination GlobalTensor is over a read-only array; pass a writable "
                             "array (np.array(a) copies one)")

@@ -40,12 +40,13 @@ def units(src_phys: Phys, dst_phys: Phys, product: Product) -> tuple:
     return UNITS.get(((src_phys, dst_phys), product is _350), _DEFAULT_UNITS)
 
 
-def plan_data_copy(dst, src, arg):
-    """Plan ``DataCopy(dst, src, count | DataCopyParams)`` (cached)."""
+def plan_data_copy(dst, src, arg, pkey=None):
+    """Plan ``DataCopy(dst, src, count | DataCopyParams)`` (cached; ``pkey``: the DataCopyParams' key, when the
+    caller has it)."""
     pipe = core_of(API, dst, src)
     loop = loop_mode(pipe, src.memory.phys, dst.memory.phys) if pipe.state else None
-    if isinstance(arg, DataCopyParams):
-        return _plan_params(arg.key(), src._sig, dst._sig, pipe.product, loop)
+    if pkey is not None or isinstance(arg, DataCopyParams):
+        return _plan_params(arg.key() if pkey is None else pkey, src._sig, dst._sig, pipe.product, loop)
     if type(arg) is not int:  # numpy integers: a Python int before any arithmetic (np.uint8(200) * 4 wraps)
         arg = as_int(arg, f"{API}(count)", "count", "uint32_t")
     return _plan_count(arg, src._sig, dst._sig, pipe.product, loop)
