@@ -45,14 +45,15 @@ class precompiled:
         self._table = table
         self._before = None
 
-    def _exec(self, source, globals=None, locals=None):
+    def _exec(self, source, globals=None, locals=None, /, **more):
         if RECORD is not None and isinstance(source, str):
             RECORD.append(source)
-        factory = self._table.get(source) if isinstance(source, str) and isinstance(locals, dict) else None
+        factory = (self._table.get(source) if isinstance(source, str) and isinstance(locals, dict) and not more
+                   else None)
         if factory is None or not isinstance(globals, dict):
             if isinstance(source, str):  # (compiled as dataclasses' own exec would: without this module's
                 source = compile(source, "<string>", "exec", dont_inherit=True)  # __future__ imports)
-            return builtins.exec(source, globals, locals)
+            return builtins.exec(source, globals, locals, **more)
         code = factory.__code__
         # (dataclasses execs the text into an empty dict and calls the one function it defines)
         locals[code.co_name] = types.FunctionType(_as_exec(code, code.co_firstlineno - 1), globals)
