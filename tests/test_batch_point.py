@@ -198,3 +198,26 @@ def test_the_numpy_rule_of_the_stand_in_decides_the_byte_views():
         assert not K.copy_in_numpy(64)
     finally:
         K.use("auto")
+
+
+# ------------------------------------------------------------------------------- the point template's specs
+def test_points_with_the_same_hole_values_share_specs_and_are_the_plain_compile():
+    """The point template keeps the BufferSpec / OpSpec it made per hole values (ints only): every point of the
+    bench sweep, in two orders (the second from the kept specs), is the point compiled from scratch, and two
+    points with equal local sizes share the local buffer's spec."""
+    import pathlib
+
+    from test_case_template import _same_points
+
+    from fastcopy.golden import load_case
+
+    case = load_case(pathlib.Path(__file__).resolve().parents[1] / "bench" / "cases" / "datacopy_sweep_1000.toml")
+    _same_points(case, range(0, 1000, 7))
+    _same_points(case, reversed(range(1000)))
+    pairs = {}  # (points with equal bc * bl: equal local sizes and counts)
+    for i in range(200):
+        p = case.point(i)
+        pairs.setdefault(p.buffers[1].shape, []).append(p)
+    same = next(ps for ps in pairs.values() if len(ps) > 1)
+    assert same[0].buffers[1] is same[1].buffers[1] and same[0].ops[1] is same[1].ops[1]
+    assert same[0].ops[0] is not same[1].ops[0]  # (their DataCopyParams differ)

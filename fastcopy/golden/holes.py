@@ -72,6 +72,9 @@ class PointTemplate:
 
     def __init__(self, base: Program, buffers: list, ops: list):
         self.base, self.buffers, self.ops = base, buffers, ops
+        # the specs made for the hole values seen so far, per buffer and per op (frozen: points with the same
+        # values share them), at most MEMO each
+        self._specs = [{} for _ in buffers], [{} for _ in ops]
 
     def point(self, names: dict, index: int, values: dict) -> Program | None:
         """The program of the point with sweep variables ``names``, or None (compile the point in full)."""
@@ -85,7 +88,8 @@ class PointTemplate:
         env = dict(names)
         env.setdefault("block_num", base.blocks)  # (as the compiler: before the buffers)
         buffers = list(base.buffers)
-        for i, spec, dims, lo, limit, itemsize in self.buffers:
+        bspecs, ospecs = self._specs
+        for (i, spec, dims, lo, limit, itemsize), made in zip(self.buffers, bspecs):
             shape = []
             for d in dims:
                 n = d if type(d) is int else d(env)
@@ -99,11 +103,14 @@ class PointTemplate:
             shape = tuple(shape)
             if math.prod(shape) * itemsize > limit:
                 return None
-            buffers[i] = _shared(spec, shape=shape)
+            new = made.get(shape)  # (a BufferSpec is its base's with this shape: the ints say all)
+            if new is None:
+                new = _remember(made, shape, _shared(spec, shape=shape))
+            buffers[i] = new
         env["block_idx"] = 0  # (as the compiler: before the ops)
         ops = list(base.ops)
-        for i, op, holes in self.ops:
-            args, kwargs = list(op.args), list(op.kwargs)
+        for (i, op, holes), made in zip(self.ops, ospecs):
+            filled, key = [], []  # (each hole's value; the values as a key while every one is an int)
             for k, is_kw, arg, rule in holes:
                 if arg.kind == "struct":
                     value = arg.value.copy()
@@ -111,6 +118,8 @@ class PointTemplate:
                         v = fn(env)
                         if type(v) is int and lo is not None and lo <= v <= hi:  # (what _coerce keeps as it is)
                             value[f.name] = v
+                            if key is not None:
+                                key.append(v)
                             continue
                         if isinstance(v, (str, dict)) or v is None:
                             return None
@@ -118,12 +127,14 @@ class PointTemplate:
                         if lo is not None and not lo <= v <= hi:
                             return None
                         value[f.name] = v
+                        key = None
                 else:
                     fn, lo, hi, is_bool = rule
                     value = fn(env)
                     if is_bool:
                         if not isinstance(value, bool):
                             return None
+                        key = None
                     else:
                         if type(value) is not int:
                             value = whole(value)
@@ -131,13 +142,37 @@ class PointTemplate:
                                 return None
                         if value < lo or value > hi:
                             return None
+                        if key is not None:
+                            key.append(value)
+                filled.append(value)
+            if key is not None:  # (an OpSpec is its base's with these hole values, all ints: they say all)
+                key = tuple(key)
+                new = made.get(key)
+                if new is not None:
+                    ops[i] = new
+                    continue
+            args, kwargs = list(op.args), list(op.kwargs)
+            for (k, is_kw, arg, _), value in zip(holes, filled):
                 new = _shared(arg, value=value)
                 if is_kw:
                     kwargs[k] = (kwargs[k][0], new)
                 else:
                     args[k] = new
-            ops[i] = _shared(op, args=tuple(args), kwargs=tuple(kwargs))
+            new = _shared(op, args=tuple(args), kwargs=tuple(kwargs))
+            ops[i] = new if key is None else _remember(made, key, new)
         return _shared(base, index=index, values=values, buffers=tuple(buffers), ops=tuple(ops))
+
+
+#: specs a template keeps per buffer or op (a sweep's values repeat in few combinations per place: the
+#: 1000-point sweep has 42 distinct local sizes)
+MEMO = 256
+
+
+def _remember(made: dict, key, spec):
+    if len(made) >= MEMO:
+        made.clear()
+    made[key] = spec
+    return spec
 
 
 def build(case, base: Program) -> PointTemplate | None:
