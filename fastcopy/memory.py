@@ -758,6 +758,9 @@ class TPipe:
 
     def __exit__(self, *exc):
         stack = _current.get()
+        if stack and stack[-1] is self:  # (the usual: the innermost entry is this one)
+            _current.set(stack[:-1])
+            return False
         for k in range(len(stack) - 1, -1, -1):  # this context's innermost entry of this pipe
             if stack[k] is self:
                 _current.set(stack[:k] + stack[k + 1:])

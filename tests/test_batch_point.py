@@ -221,3 +221,85 @@ def test_points_with_the_same_hole_values_share_specs_and_are_the_plain_compile(
     same = next(ps for ps in pairs.values() if len(ps) > 1)
     assert same[0].buffers[1] is same[1].buffers[1] and same[0].ops[1] is same[1].ops[1]
     assert same[0].ops[0] is not same[1].ops[0]  # (their DataCopyParams differ)
+
+
+# ------------------------------------------------------------------------------------------- the current core
+CURRENT = '''
+import fastcopy as fc
+from fastcopy.memory import _current, current_pipe
+
+SEEN = []
+
+
+def step(u):
+    SEEN.append(_current.get()[-1:] == (u.pipe,))  # (made current: with pipe:)
+    fc.SetPadValue(3)  # (no pipe=: the current core's register)
+    SEEN.append(current_pipe().state.get("padreg", "unset"))
+'''
+
+CURRENT_CASE = """
+name = "cur"
+product = "ATLAS_A2"
+outputs = ["yGm"]
+
+[buffers.xGm]
+dtype = "half"
+shape = [256]
+init = "arange"
+
+[buffers.u]
+position = "VECIN"
+dtype = "half"
+count = 256
+
+[buffers.yGm]
+dtype = "half"
+shape = [256]
+
+[[ops]]
+api = "DataCopy"
+dst = "u"
+src = "xGm"
+params = {count = 256}
+
+[[ops]]
+compute = "step.py:step"
+buffers = ["u"]
+
+[[ops]]
+api = "SetPadValue"
+dtype = "half"
+params = {value = 5}
+
+[[ops]]
+api = "DataCopy"
+dst = "yGm"
+src = "u"
+params = {count = 256}
+"""
+
+
+@pytest.mark.parametrize("reuse", [False, True])
+def test_a_compute_step_and_on_op_see_the_programs_core_and_api_ops_get_it(tmp_path, reuse):
+    """API ops take their core from their tensors or as pipe= (the engine no longer makes it current around
+    them); a compute step and on_op still run with the program's core current, and nothing stays current
+    after the program."""
+    from fastcopy.golden import load_case, run_program
+    from fastcopy.golden.engine import _MODULES
+    from fastcopy.memory import _current
+
+    (tmp_path / "step.py").write_text(CURRENT)
+    (tmp_path / "c.toml").write_text(CURRENT_CASE)
+    prog = load_case(tmp_path / "c.toml", allow_python=True).point(0)
+    seen_on_op = []
+
+    def on_op(op, tensors):
+        seen_on_op.append(_current.get()[-1:] == (tensors["u"].pipe,))
+
+    before = _current.get()
+    result = run_program(prog, on_op=on_op, reuse=reuse)
+    assert _current.get() == before
+    step = next(m for m in _MODULES.values() if m.__file__ == str(tmp_path / "step.py"))
+    assert step.SEEN[0] is True and step.SEEN[1] != "unset"
+    assert seen_on_op == [True] * 4
+    assert result.outputs["yGm"][1].all()

@@ -195,19 +195,21 @@ def _run_blocks(prog, gm, new_pipe, cores, on_op, skip_compute, got, caught, not
                 placement[buf.name] = (_PHYS_NAMES.get(phys) or phys.name, t.offset)
         if cores is not None:
             cores.begin(block)
-        with pipe:
-            for op in prog.ops:
-                if op.block == block:
-                    if on_op is not None:
+        # an API op gets its core from its tensors, or as pipe= (an op without tensors): the core is made current
+        # (with pipe:) only around what may look for it, a compute step (user code) and on_op
+        for op in prog.ops:
+            if op.block == block:
+                if on_op is not None:
+                    with pipe:
                         on_op(op, tensors)
-                    start = len(got)
-                    try:
-                        _run_op(prog, op, tensors, pipe, skip_compute, got)
-                    except BaseException:
-                        del got[start:]  # (a failed op's warnings go with it)
-                        raise
-                    if len(got) > start:
-                        _note_warnings(op, got, start, caught)
+                start = len(got)
+                try:
+                    _run_op(prog, op, tensors, pipe, skip_compute, got)
+                except BaseException:
+                    del got[start:]  # (a failed op's warnings go with it)
+                    raise
+                if len(got) > start:
+                    _note_warnings(op, got, start, caught)
         if cores is not None:
             notes += cores.end(block)
 
@@ -232,7 +234,7 @@ def _run_op(prog, op, tensors, pipe, skip_compute=False, got=None) -> None:
             for name in op.buffers:
                 tensors[name].set_defined()
             return
-        with warnings.catch_warnings(record=True) as seen:
+        with warnings.catch_warnings(record=True) as seen, pipe:
             warnings.simplefilter("always", FastCopyWarning)
             try:
                 run_compute(prog, op, tensors)
