@@ -108,7 +108,8 @@ def _pipe(prog: Program, reuse: bool):
     if not reuse:
         return TPipe(product=prog.product, capacities=prog.capacities or None, poison=prog.poison)
     pool = _PIPES.__dict__.setdefault("pipes", {})
-    key = (prog.product, tuple(sorted(prog.capacities.items())), prog.poison)
+    caps = prog.capacities
+    key = (prog.product, tuple(sorted(caps.items())) if caps else (), prog.poison)
     pipe = pool.get(key)
     if pipe is None:
         pipe = pool[key] = TPipe(product=prog.product, capacities=prog.capacities or None, poison=prog.poison)
