@@ -571,3 +571,13 @@ def test_a_program_that_differs_from_a_layout_is_written_as_it_is(tmp_path, monk
     _both_ways(_shared(base, inputs={"xGm": base.inputs["xGm"].view(np.uint16)}), tmp_path / "dtype-in")
     _both_ways(_shared(base, outputs={"yGm": (data.view(np.int16), mask)}), tmp_path / "dtype-out")
     _both_ways(_shared(base, outputs={"yGm": (data, mask, mask)}), tmp_path / "three")
+
+
+@pytest.mark.parametrize("init", [None, {}, {"kind": "uniform", "low": -1.0, "high": 1.0}, {"kind": "zeros"},
+                                  {"kind": "file", "path": "/abs/x.bin", "given": "x.bin"},
+                                  {"kind": "file", "given": "x.bin"}, {"path": "/abs/x.bin", "kind": "file"},
+                                  {"kind": "values", "values": [1, 2.5, float("nan")]}])
+def test_an_init_tables_text_is_its_records(init):
+    from fastcopy.golden import files
+
+    assert files._init_text(init) == files._dumps(files._init_record(init))

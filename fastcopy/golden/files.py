@@ -361,7 +361,7 @@ class _Source:
         pieces = "".join("{" + t + "}" for t in self.text)
         src = (f"def fill(p, r):\n    {code}\n    text = f'{pieces}'\n"
                f"    return files + [('manifest.json', text.encode('utf-8'))]\n")
-        ns = {"_text": _text, "_dumps": _dumps, "_shape_text": _shape_text, "_init_record": _init_record,
+        ns = {"_text": _text, "_dumps": _dumps, "_shape_text": _shape_text, "_init_text": _init_text,
               "sha256_of": sha256_of, "count_nonzero": np.count_nonzero, "_notes_line": _notes_line,
               "_warnings_text": _warnings_text, "_record_text": _record_text, **self.consts}
         exec(compile(src, "<fastcopy manifest layout>", "exec"), ns)  # noqa: S102 - our own source, constants by name
@@ -455,7 +455,7 @@ def _layout(prog, result):
             src.lit(', "sha256": "')
             src.put(sha)
             src.lit('", "position": "GM", "init": ')
-            src.put(f"_text(_init_record({b}.init))")
+            src.put(f"_init_text({b}.init)")
             src.lit("}")
         if buf.name in outs:
             o = outs[buf.name]
@@ -508,7 +508,7 @@ def _layout(prog, result):
             src.check(f"(not {b}.init) is {not buf.init}")
             if buf.init:
                 src.lit(', "init": ')
-                src.put(f"_text(_init_record({b}.init))")
+                src.put(f"_init_text({b}.init)")
             src.lit("}")
         elif buf.gm and buf.name not in outs and buf.name not in inputs:
             src.same(f"{b}.np_dtype", buf.np_dtype)
@@ -681,6 +681,13 @@ def _init_record(init: dict | None):
     if "given" in rec:
         rec["path"] = rec.pop("given")
     return rec
+
+
+def _init_text(init) -> str:
+    """``_text(_init_record(init))`` (a table that names no file is its own record)."""
+    if type(init) is dict and "path" not in init and "given" not in init:
+        return _dumps(init)
+    return _text(_init_record(init))
 
 
 def _op_record(op, warns) -> dict:

@@ -394,6 +394,8 @@ def _write_new(path: str, data) -> None:
     bytes-like, or an array (its bytes in C order; a small C-contiguous one is written as it is, without a view)."""
     if type(data) is bytes:
         n = len(data)
+    elif type(data) is np.ndarray and data.flags.c_contiguous:
+        n = data.nbytes
     else:
         data, n = _flat(data)
     fd = os.open(path, _NEW_FILE, 0o666)
