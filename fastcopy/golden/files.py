@@ -354,6 +354,20 @@ class _Source:
         v = self.var(expr)
         self.put(f"({v} if type({v}) is int else _text({v}))")
 
+    def fields(self, expr: str, like) -> None:
+        """The JSON text of the value of ``expr``: when ``like`` (its value at the first point) is a dict with
+        string keys, a dict with the same keys in the same order (checked), each value read; else as it is."""
+        if type(like) is not dict or not all(type(k) is str for k in like):
+            self.put(f"_text({expr})")
+            return
+        v = self.var(expr)
+        self.check(f"type({v}) is dict and tuple({v}) == {self.const(tuple(like))}")
+        self.lit("{")
+        for i, k in enumerate(like):
+            self.lit(("" if i == 0 else ", ") + _encode_string(k) + ": ")
+            self.value(f"{v}[{self.const(k)}]")
+        self.lit("}")
+
     def function(self):
         if self._lit:
             self.text.append(self.const("".join(self._lit)))
@@ -400,17 +414,7 @@ def _layout(prog, result):
                                   "sha256": prog.source_sha256})[:-1] + ', "point": ')
     src.value("p.index")
     src.lit(', "values": ')
-    values = prog.values
-    if type(values) is dict and all(type(k) is str for k in values):
-        v = src.var("p.values")
-        src.check(f"type({v}) is dict and tuple({v}) == {src.const(tuple(values))}")
-        src.lit("{")
-        for i, k in enumerate(values):
-            src.lit(("" if i == 0 else ", ") + _encode_string(k) + ": ")
-            src.value(f"{v}[{src.const(k)}]")
-        src.lit("}")
-    else:
-        src.put("_text(p.values)")
+    src.fields("p.values", prog.values)
     src.lit("},\n" + (_HEAD_LINES.get(head) or _head_lines(head, {
         "description": head[0], "product": head[1], "product_name": _product_name(head[1]), "seed": head[2],
         "seed_source": head[3], "poison": head[4]})))
@@ -554,17 +558,7 @@ def _layout(prog, result):
             src.same(f"type({a})", Arg)
             src.same(f"{a}.key", arg.key)
             src.lit(("" if k == 0 else ", ") + _encode_string(arg.key) + ": ")
-            value = arg.value
-            if type(value) is dict and all(type(f) is str for f in value):
-                v = src.var(f"{a}.value")
-                src.check(f"type({v}) is dict and tuple({v}) == {src.const(tuple(value))}")
-                src.lit("{")
-                for i, f in enumerate(value):
-                    src.lit(("" if i == 0 else ", ") + _encode_string(f) + ": ")
-                    src.value(f"{v}[{src.const(f)}]")
-                src.lit("}")
-            else:
-                src.put(f"_text({a}.value)")
+            src.fields(f"{a}.value", arg.value)
         src.lit("}")
         if op.note:
             src.lit(f', "note": {_dumps(op.note)}')
