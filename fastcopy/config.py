@@ -147,6 +147,13 @@ NZ_NUMPY_BYTES = 1 << 16
 #: written as soon as it has run, so a group never holds more than STAGE_POINTS * STAGE_BYTES of results
 STAGE_POINTS = 32
 STAGE_BYTES = 1 << 16
+# ---- bwrite: a batch point's folder ----------------------------------------------------------------------------
+#: a case's first LAYOUT_POINTS points are written piece by piece, later ones by a *layout* made from one of them
+#: (golden/files.py): making one costs ~0.3 ms per buffer or op of the program and saves ~3 us per buffer or op at
+#: every point it writes, so it pays after ~100 points, and a smaller sweep is better off without one; a program
+#: of more than LAYOUT_PARTS buffers and ops gets none (~0.2 s to make one for 512 ops)
+LAYOUT_POINTS = 32
+LAYOUT_PARTS = 64
 # ---- brun: a batch point's small arrays ----------------------------------------------------------------------------
 #: arrays of at most ARENA_PIECE bytes that fastcopy makes for itself (memory.aligned_bytes: a batch point's GM
 #: buffers, its input copy) are cut from a per-thread block of ARENA_BYTES (one allocation and one address lookup

@@ -371,6 +371,7 @@ def test_a_batch_point_is_written_as_write_result_writes_it(tmp_path, monkeypatc
     writes, and that manifest is manifest_text of the returned one made with nothing kept, at every point."""
     from fastcopy.golden.files import manifest_text, write_point
 
+    _layouts_from(monkeypatch, 2)  # (every point after the first two of a sweep by a layout)
     case = load_case(path, allow_python=True)
     for i in range(len(case)):
         with warnings.catch_warnings():
@@ -467,6 +468,35 @@ def test_nothing_is_written_when_the_manifest_text_fails(tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------------------------------------------ point layouts
+def _layouts_from(monkeypatch, points: int) -> None:
+    """No layout kept from earlier tests; a case makes one from its ``points``-th point written piece by piece."""
+    from fastcopy.golden import files
+
+    monkeypatch.setattr(files, "_LAYOUTS", {})
+    monkeypatch.setattr(files, "_PIECEWISE", {})
+    monkeypatch.setattr(config, "LAYOUT_POINTS", points)
+
+
+def test_a_case_makes_a_layout_after_its_first_points_and_only_for_small_programs(tmp_path, monkeypatch):
+    from fastcopy.golden import files
+    from fastcopy.golden.files import write_point
+
+    _layouts_from(monkeypatch, 3)
+    case = _sweep_case(tmp_path)
+    results = [run_program(case.point(i)) for i in (0, 4, 5, 0, 4)]
+    key = (results[0].program.name, results[0].program.source_sha256)
+    for n, res in enumerate(results):
+        write_point(res, str(tmp_path / "a" / str(n)))
+        assert files._LAYOUTS.get(key) == (None if n < 2 else [files._LAYOUTS[key][0]])
+        assert _files(tmp_path / "a" / str(n)) == _files(tmp_path / "a" / str(n % 3))
+    _layouts_from(monkeypatch, 1)
+    monkeypatch.setattr(config, "LAYOUT_PARTS", 4)  # (the sweep's programs have 5 buffers and ops)
+    for n, res in enumerate(results):
+        write_point(res, str(tmp_path / "b" / str(n)))
+        assert files._LAYOUTS[key] == ()
+        assert _files(tmp_path / "b" / str(n)) == _files(tmp_path / "a" / str(n))
+
+
 def _shared(obj, **changes):
     """A copy of a frozen spec sharing every field object but ``changes`` (as the sweep's point template makes)."""
     new = object.__new__(type(obj))
@@ -496,7 +526,7 @@ def test_a_layout_writes_the_values_that_change_whatever_their_type(tmp_path, mo
     with every changing value read and written as the encoder writes it."""
     from fastcopy.golden import files
 
-    monkeypatch.setattr(files, "_LAYOUTS", {})
+    _layouts_from(monkeypatch, 1)
     case = _sweep_case(tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -524,7 +554,6 @@ def test_a_layout_writes_the_values_that_change_whatever_their_type(tmp_path, mo
 def test_a_program_that_differs_from_a_layout_is_written_as_it_is(tmp_path, monkeypatch):
     """Every part of the first point a layout takes as constant, changed (a new object, as a compiled point
     has): the folder is the one written piece by piece."""
-    from fastcopy.golden import files
     from fastcopy.golden.schema import Arg, Ref
 
     case = _sweep_case(tmp_path)
@@ -558,7 +587,7 @@ def test_a_program_that_differs_from_a_layout_is_written_as_it_is(tmp_path, monk
         dict(ops=(op0, _shared(op1, args=(Arg("count", "int", [1, 2]),)))),
     ]
     for k, change in enumerate(changes):
-        monkeypatch.setattr(files, "_LAYOUTS", {})
+        _layouts_from(monkeypatch, 1)
         _both_ways(base, tmp_path / f"{k}-first")  # (the layout of the point as it is)
         p = _shared(prog, **change)
         inputs = {("x2" if b.file == "x2" else b.name): base.inputs["xGm"] for b in p.buffers if b.name == "xGm"}

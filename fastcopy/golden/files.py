@@ -18,6 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from .. import config
 from ..dtypes import ascend_name
 from .store import (FolderWriter, GoldenWriteError, check_collisions, checked_before, safe_component, sha256_of,
                     write_folder)
@@ -67,7 +68,7 @@ def write_result(result, directory: str, allow_empty: bool = False) -> dict:
 def write_point(result, directory: str) -> None:
     """:func:`write_result` as a batch writes a point: the same folder, byte for byte, without building the
     manifest's dicts (nothing reads them: the file's text is made without them), by the layout of an earlier
-    point of the same case when the program fits it (see :func:`_layout_files`)."""
+    point of the same case when the program fits it (see :func:`_layout`)."""
     result.check()
     prog = result.program
     key = (prog.name, prog.source_sha256)
@@ -284,16 +285,28 @@ def _op_text(op, warns) -> str:
 # written piece by piece (:func:`_folder`), which raises its own errors. A layout is made from a point written
 # piece by piece and kept only when it writes that point's files exactly (tests/test_batch_stages.py writes every
 # example point both ways).
-_MAX_LAYOUTS = 4  # layouts made per case (a case whose programs share nothing stops making them)
+# A case's first config.LAYOUT_POINTS points are written piece by piece (making a layout pays after ~100
+# points); it makes at most _MAX_LAYOUTS (a case whose programs share nothing stops making them), and none for a
+# program of more than config.LAYOUT_PARTS buffers and ops.
+_MAX_LAYOUTS = 4
 _LAYOUTS: dict = {}  # (case name, case sha256) -> [layout functions], or () when no more are made
+_PIECEWISE: dict = {}  # (case name, case sha256) -> points written piece by piece
 
 
 def _new_layout(key, prog, result, files) -> None:
-    """Make and keep a layout from ``prog`` (just written as ``files``), when it writes exactly ``files``."""
-    if len(_LAYOUTS) >= 256:
+    """Count a point of ``prog``'s case written piece by piece (as ``files``); from the config.LAYOUT_POINTS-th,
+    make a layout from it and keep it when it writes exactly ``files``."""
+    if len(_PIECEWISE) >= 256:
+        _PIECEWISE.clear()
         _LAYOUTS.clear()
+    n = _PIECEWISE[key] = _PIECEWISE.get(key, 0) + 1
+    if n < config.LAYOUT_POINTS:
+        return
     layouts = _LAYOUTS.setdefault(key, [])
     if type(layouts) is not list:
+        return
+    if len(prog.buffers) + len(prog.ops) > config.LAYOUT_PARTS:
+        _LAYOUTS[key] = tuple(layouts)
         return
     try:
         fill = _layout(prog, result)
