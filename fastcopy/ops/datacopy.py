@@ -74,14 +74,18 @@ def _plan_count(count, src, dst, product, loop):
     return _build(call, 1, n, 0, 0, warns, loop)
 
 
+_API_PARAMS = f"{API}(DataCopyParams)"
+
+
 @lru_cache(maxsize=4096)
 def _plan_params(pkey, src, dst, product, loop):
-    call = Call(f"{API}(DataCopyParams)", product, src, dst)
+    call = Call(_API_PARAMS, product, src, dst)
     api = call.api
     DataCopyParams.check_key_types(api, pkey, product)
     _check_common(call)
     block_count, block_len, src_gap, dst_gap = pkey
-    lb = units(src.phys, dst.phys, product)[0]
+    unit = units(src.phys, dst.phys, product)
+    lb = unit[0]
     if block_count == 0 or block_len == 0:
         if product in ZERO_IS_NOOP:
             return make_plan(api, (), src, dst)
@@ -89,9 +93,10 @@ def _plan_params(pkey, src, dst, product, loop):
         lo_hi = "[1, 4095] bursts" if field == "blockCount" else f"[1, 65535] {_UNIT_NAMES[lb]}"
         raise RangeError(f"{api}: {field}=0 is outside {lo_hi} on {product} (0 is a no-op only on "
                          "Atlas A2, Atlas A3 and Atlas 350)")
-    check_range(api, "blockCount", block_count, 1, 4095, "bursts", product)
-    check_range(api, "blockLen", block_len, 1, 65535, _UNIT_NAMES[lb], product)
-    return _build(call, block_count, block_len, src_gap, dst_gap, [], loop)
+    if not (block_count <= 4095 and block_len <= 65535):  # (>= 1 both: above)
+        check_range(api, "blockCount", block_count, 1, 4095, "bursts", product)
+        check_range(api, "blockLen", block_len, 1, 65535, _UNIT_NAMES[lb], product)
+    return _build(call, block_count, block_len, src_gap, dst_gap, [], loop, unit)
 
 
 #: calls whose path, dtypes and alignment passed (a pure function of rules_key(call); errors raise every time)
@@ -127,11 +132,12 @@ def _check_common_rules(call: Call) -> None:
     check_alignment(call, "DataCopy")
 
 
-def _build(call: Call, block_count, block_len, src_gap, dst_gap, warns, loop=None):
-    if call.path == (Phys.L1, Phys.BT) and call.product is _350 and call.src.itemsize == 4 and block_len % 2:
+def _build(call: Call, block_count, block_len, src_gap, dst_gap, warns, loop=None, unit=None):
+    """(``unit``: :func:`units` of the call, when the caller has it)"""
+    if call.product is _350 and call.path == (Phys.L1, Phys.BT) and call.src.itemsize == 4 and block_len % 2:
         raise RangeError(f"{call.api}: blockLen={block_len} must be even for 4-byte types on L1->BiasTable on "
                          f"{call.product} (32-byte units of source)")
-    lb, gs, gd, head, _ = units(call.src.phys, call.dst.phys, call.product)
+    lb, gs, gd, head, _ = units(call.src.phys, call.dst.phys, call.product) if unit is None else unit
     burst = block_len * lb
     if block_count == 0 or burst == 0:
         return make_plan(call.api, (), call.src, call.dst, warns)
