@@ -7,6 +7,7 @@ On any error nothing has been written.
 
 from __future__ import annotations
 
+import sys
 import threading
 
 
@@ -74,10 +75,8 @@ def start_collecting(into: list):
     Returns what was collecting before: give it to :func:`stop_collecting` when done. The case engine
     attributes each op's warnings this way: what ``catch_warnings(record=True)`` with an ``"always"`` filter for
     FastCopyWarnings gives it, without swapping the process's filters at every program."""
-    import warnings
-
     before = _COLLECTING.into
-    _COLLECTING.into = (into, warnings.filters)
+    _COLLECTING.into = (into, sys.modules["warnings"].filters)  # (its caller imported warnings)
     return before
 
 
