@@ -266,7 +266,7 @@ class FolderWriter:
         if self.parent not in _PARENTS:
             os.makedirs(self.parent, exist_ok=True)
         _clean_leftovers(self.parent, self.base, absolute=True)
-        prefix = f"{self.parent}{os.sep}.{self.base}{_TMP_TAG}new-{_NAMES[2]}-"  # (os.path.join's result)
+        prefix = f"{self.parent}{os.sep}.{self.base}{_TMP_TAG}new-{os.getpid()}-"  # (os.path.join's result)
         try:  # (an interrupt at any point here, even between the mkdir and the next line, leaves nothing)
             for _ in range(100):
                 self.tmp = prefix + _unique()
@@ -332,7 +332,7 @@ class FolderWriter:
         exists = check_replaceable(self.directory)  # again: it may have changed while we computed
         old = None
         if exists:
-            old = os.path.join(self.parent, f".{self.base}{_TMP_TAG}old-{_NAMES[2]}-{_unique()}")
+            old = os.path.join(self.parent, f".{self.base}{_TMP_TAG}old-{os.getpid()}-{_unique()}")
             os.rename(self.directory, old)
         try:
             os.rename(self.tmp, self.directory)
@@ -353,11 +353,11 @@ def write_folder(directory: str, files) -> None:
 
 #: POSIX: renaming a folder over a non-empty folder, a file or a symlink fails (only an empty folder is replaced)
 _RENAME_KEEPS_FULL_FOLDERS = os.name == "posix"
-_NAMES = [0, 0, 0]  # (random token, counter, process id) of this process's temporary names
+_NAMES = [0, 0]  # (random token, counter) of this process's temporary names
 
 
 def _new_token() -> None:
-    _NAMES[:] = [int.from_bytes(os.urandom(4), "little"), 0, os.getpid()]
+    _NAMES[:] = [int.from_bytes(os.urandom(4), "little"), 0]
 
 
 def _unique() -> str:
