@@ -143,6 +143,37 @@ def test_an_ops_warnings_go_to_its_result_whatever_the_callers_filters():
         assert not [w for w in seen if issubclass(w.category, FastCopyWarning)], action
 
 
+def test_a_warning_issued_from_on_op_keeps_the_users_line_and_is_issued_again_after_each_program():
+    """on_op runs between ops (user code, as fastcopy check and explain use it): a FastCopyWarning it issues
+    belongs to no op and, as with the capture of before, is issued again after the program at the line that
+    issued it (not at run_program's caller), once per program whatever the filter's registry."""
+    from fastcopy.golden import case_from_dict, run_program
+
+    prog = case_from_dict({
+        "name": "w", "product": "ATLAS_A2", "outputs": ["y"],
+        "buffers": {"x": {"dtype": "half", "shape": [64], "init": {"kind": "arange"}},
+                    "u": {"position": "VECIN", "dtype": "half", "count": 64},
+                    "y": {"dtype": "half", "shape": [64]}},
+        "ops": [{"api": "DataCopy", "dst": "u", "src": "x", "params": {"count": 64}},
+                {"api": "DataCopy", "dst": "y", "src": "u", "params": {"count": 64}}]}, "w.toml").point(0)
+
+    def on_op(op, tensors):
+        warn(f"before op {op.index}")  # (the line the warnings must name)
+
+    line = on_op.__code__.co_firstlineno + 1
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        result = run_program(prog, on_op=on_op)
+    assert result.warnings == {}
+    assert [(str(w.message), w.filename, w.lineno) for w in seen] == [
+        (f"before op {k}", __file__, line) for k in (0, 1)]
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("default")
+        for _ in range(3):
+            run_program(prog, on_op=on_op)
+    assert len(seen) == 6
+
+
 # ----------------------------------------------------------------------------------- byte views of new tensors
 @settings(max_examples=150, deadline=None)
 @given(bc=st.integers(1, 12), bl=st.integers(1, 6), sgap=st.integers(0, 5), dgap=st.integers(0, 4),

@@ -201,8 +201,7 @@ def _run_blocks(prog, gm, new_pipe, cores, on_op, skip_compute, got, caught, not
         for op in prog.ops:
             if op.block == block:
                 if on_op is not None:
-                    with pipe:
-                        on_op(op, tensors)
+                    _on_op(on_op, op, tensors, pipe, got)
                 start = len(got)
                 try:
                     _run_op(prog, op, tensors, pipe, skip_compute, got)
@@ -225,6 +224,18 @@ def _capacity_hint(exc: FastCopyError) -> FastCopyError:
             text += " (in a case file: raise the buffer's size with capacities = {UB = bytes, ...})"
         return CapacityError(text)
     return exc
+
+
+def _on_op(on_op, op, tensors, pipe, got: list) -> None:
+    """``on_op(op, tensors)`` (user code, between two ops) with the program's core current. The warnings it issues
+    belong to no op: recorded as issued (FastCopyWarnings always), they are issued again after the program at
+    their own lines, as the capture of the whole program did (collected, they would lose their lines)."""
+    with warnings.catch_warnings(record=True) as seen, pipe:
+        warnings.simplefilter("always", FastCopyWarning)
+        try:
+            on_op(op, tensors)
+        finally:
+            got += seen
 
 
 def _run_op(prog, op, tensors, pipe, skip_compute=False, got=None) -> None:
