@@ -127,7 +127,11 @@ def test_one_loop_builder(count, inner, burst, sstride, back, soff, doff, src_re
         loops += ((inner, burst, burst),)
     step = Move((soff,), (doff,), burst, loops)
     warnings = ("a warning",) if warn else ()
-    src, dst = sig(size, src_res), sig(size, dst_res)
+    assert_general_plan(step, sig(size, src_res), sig(size, dst_res), warnings)
+
+
+def assert_general_plan(step, src, dst, warnings=()) -> None:
+    """``make_plan`` of one step gives the general lowering's plan, or raises its OutOfBoundsError."""
     try:
         ref = general_plan("T", (step,), src, dst, warnings, small=False)
     except OutOfBoundsError as exc:

@@ -81,6 +81,13 @@ def pack_burst(n: int, doff: int, soff: int) -> np.ndarray:
     return np.array((n, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, doff, soff), np.int64)
 
 
+def pack_loop(n: int, c: int, s: int, d: int, doff: int, soff: int) -> np.ndarray:
+    """``pack(n, NO_LOOPS[1:] + ((c, s, d),), (0, 1, 0, 1), (doff,), (soff,))``: ``c`` bursts of ``n`` units
+    (source stride ``s``, destination stride ``d``), from its fields at once (the one-loop plans of new small
+    calls)."""
+    return np.array((n, 1, 0, 0, 1, 0, 0, 1, 0, 0, c, s, d, 0, 1, 0, 1, 1, doff, soff), np.int64)
+
+
 def contiguous(n: int) -> np.ndarray:
     """``meta`` of one burst of ``n`` units at unit 0 (whole-array checks, warm-up)."""
     return pack(n, NO_LOOPS, (0, 1, 0, 1), (0,), (0,))

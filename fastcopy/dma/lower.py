@@ -147,6 +147,8 @@ def _replicate(pattern: bytes, w: int) -> np.uint64:
 def _units(offs, residue: int, w: int) -> tuple:
     """Offsets in view units, relative to ``(tensor.offset - view shift) // w`` (added by the executor)."""
     r = residue % w
+    if len(offs) == 1:  # (one offset: the single-burst plans of new small calls)
+        return ((r + offs[0]) // w,)
     return tuple((r + o) // w for o in offs)
 
 
@@ -601,7 +603,16 @@ def _single_burst(api: str, steps, src, dst, warnings):
     them equal), without its generality. None when the step is not such a burst (or is large enough for the
     layout kernels or the threads)."""
     step = steps[0]
-    burst, loops = optimise_loops(step.burst, step.loops, 2, 1)
+    burst, loops = step.burst, step.loops
+    if len(loops) == 1:  # (optimise_loops of one loop, inline: a DataCopyParams' bursts)
+        lp = loops[0]
+        c = lp[0]
+        if c == 1:
+            loops = ()
+        elif lp[2] == burst and lp[1] == burst:
+            burst, loops = burst * c, ()
+    else:
+        burst, loops = optimise_loops(burst, loops, 2, 1)
     if loops:
         return _one_loop(api, step, src, dst, warnings, burst, loops) if len(loops) == 1 else None
     if burst >= config.LAYOUT_BYTES or burst >= config.PARALLEL_BYTES or burst <= 0:
@@ -610,18 +621,36 @@ def _single_burst(api: str, steps, src, dst, warnings):
     read, write = (s0, s0 + burst), (d0, d0 + burst)
     check_span(api, "read", read, src.nbytes, "source")
     check_span(api, "write", write, dst.nbytes, "destination")
-    g = gcd(burst, src.host_mod + s0, dst.host_mod + d0)  # the widest view (as _width)
+    src_res, dst_res = src.host_mod, dst.host_mod
+    g = gcd(burst, src_res + s0, dst_res + d0)  # the widest view (as _width)
     w = 8 if g % 8 == 0 else 4 if g % 4 == 0 else 2 if g % 2 == 0 else 1
-    doffs, soffs = _units((d0,), dst.host_mod, w), _units((s0,), src.host_mod, w)
-    meta = abi.pack_burst(burst // w, doffs[0], soffs[0])
-    ks = _kstep("copy", w, doffs, soffs, burst // w, abi.NO_LOOPS, _ZERO64, True,
+    doffs, soffs, bu = _units((d0,), dst_res, w), _units((s0,), src_res, w), burst // w
+    meta = abi.pack_burst(bu, doffs[0], soffs[0])
+    ks = _kstep("copy", w, doffs, soffs, bu, abi.NO_LOOPS, _ZERO64, True,
                 _new(Move, (step.src_offs, step.dst_offs, burst, ())), _CHUNK1, (), (meta,))
-    _check_small(api, ks, write, dst.host_mod, True)
-    _check_small(api, ks, read, src.host_mod, False)
+    # (_check_small of what was lowered, from its fields: one offset, no loops)
+    _check_one(api, ks.doffs[0], 0, ks.burst, w, dst_res % w, write)
+    _check_one(api, ks.soffs[0], 0, ks.burst, w, src_res % w, read)
     # (the byte views npkernels.byte_views makes of this meta, from its fields: one burst)
     fast = None if warnings else (w, meta, write, (burst, None, None, ((d0, s0),)) if burst <= config.SMALL_BYTES
                                   else None)
     return _new(Plan, (api, steps, (ks,), read, write, tuple(warnings), False, burst, True, (), fast, ()))
+
+
+#: the public name of the builder :func:`make_plan` tries first for one Move of one offset (planners that know
+#: their step is such a Move and never overlaps itself call it directly, then :func:`make_plan` when it gives None)
+single_burst = _single_burst
+
+
+def _check_one(api: str, off: int, d: int, bu: int, w: int, r: int, span) -> None:
+    """:func:`_check_small` of one side of a copy step of one offset ``off`` and at most one real loop, whose
+    offsets reach ``d`` units past it (``(count - 1) * stride``), bursts of ``bu`` >= 1 units of ``w`` bytes,
+    ``r`` the residue modulo ``w``: the same test and message, without the step."""
+    lo, hi = (off, off + d) if d > 0 else (off + d, off)
+    if lo * w - r < span[0] or (hi + bu) * w - r > span[1]:
+        raise OutOfBoundsError(f"{api}: internal error: a lowered copy step touches bytes "
+                               f"[{lo * w - r}, {(hi + bu) * w - r}) outside the planned span {span}; "
+                               "nothing was written (please report this call)")
 
 
 def _one_loop(api: str, step, src, dst, warnings, burst: int, loops):
@@ -629,8 +658,7 @@ def _one_loop(api: str, step, src, dst, warnings, burst: int, loops):
     (``count`` bursts, destination stride +-burst: a two-dimensional slice, a gather of rows), built directly:
     the Plan that :func:`_small_plan` makes of it (a test holds them equal), from the folded loop alone. None
     when the step is not that (a gap between the written bursts needs plane marks: the general builders)."""
-    lp = loops[0]
-    c, a, b = lp
+    c, a, b = loops[0]
     if c < 2 or burst <= 0 or (b != burst and b != -burst) or burst * c >= config.LAYOUT_BYTES \
             or burst * c >= config.PARALLEL_BYTES:
         return None
@@ -643,15 +671,18 @@ def _one_loop(api: str, step, src, dst, warnings, burst: int, loops):
     src_res, dst_res = src.host_mod, dst.host_mod
     g = gcd(burst, a, b, dst_res + d0, src_res + s0)  # the widest view (as _width)
     w = 8 if g % 8 == 0 else 4 if g % 4 == 0 else 2 if g % 2 == 0 else 1
-    doffs, soffs = ((dst_res % w + d0) // w,), ((src_res % w + s0) // w,)
-    bu = burst // w
-    lu = _PAD3 + ((c, a // w, b // w),)
+    sr, dr = src_res % w, dst_res % w
+    doff, soff = (dr + d0) // w, (sr + s0) // w
+    bu, au, du = burst // w, a // w, b // w
+    lu = _PAD3 + ((c, au, du),)
     orig = step if burst == step.burst and loops == step.loops else _new(Move, (step.src_offs, step.dst_offs, burst,
                                                                                loops))
-    meta = abi.pack_whole(bu, lu, 1, doffs, soffs)
-    ks = _kstep("copy", w, doffs, soffs, bu, lu, _ZERO64, True, orig, _CHUNK1, (), (meta,))
-    _check_small(api, ks, read, src_res, False)
-    _check_small(api, ks, write, dst_res, True)
+    meta = abi.pack_loop(bu, c, au, du, doff, soff)
+    ks = _kstep("copy", w, (doff,), (soff,), bu, lu, _ZERO64, True, orig, _CHUNK1, (), (meta,))
+    # (_check_small of what was lowered, from its fields: one offset, one loop of c >= 2, the last; the others count 1)
+    c, au, du = ks.loops[-1]
+    _check_one(api, ks.soffs[0], (c - 1) * au, ks.burst, w, sr, read)
+    _check_one(api, ks.doffs[0], (c - 1) * du, ks.burst, w, dr, write)
     # (the byte views npkernels.byte_views makes of this meta, from its fields: c bursts)
     fast = None if warnings else (w, meta, write, ((c, burst), (b, 1), (a, 1), ((d0, s0),))
                                   if burst * c <= config.SMALL_BYTES else None)

@@ -13,7 +13,7 @@ from ..dtypes import ASCEND_DTYPES, ascend_name
 from ..errors import RangeError, UnsupportedError
 from ..integers import as_int
 from ..params import DataCopyParams
-from ..dma.lower import make_plan
+from ..dma.lower import make_plan, single_burst
 from ..dma.steps import Convert, Move, writes_overlap
 from ..products import DATACOPY_CONVERT, DATACOPY_PATHS, ZERO_IS_NOOP, Phys, Product
 from .loopmode import loop_mode, with_loop_mode
@@ -150,6 +150,10 @@ def _build(call: Call, block_count, block_len, src_gap, dst_gap, warns, loop=Non
         step = Move((0,), (0,), burst, ((block_count, src_gap * gs, dst_gap * gd),))
     else:
         step = Move((0,), (0,), burst, ((block_count, burst + src_gap * gs, burst + dst_gap * gd),))
+        if loop is None:  # (make_plan's first builder, without its dispatch: the bursts never overlap)
+            steps = (step,)
+            plan = single_burst(call.api, steps, call.src, call.dst, warns)
+            return plan if plan is not None else make_plan(call.api, steps, call.src, call.dst, warns)
     steps = with_loop_mode((step,), loop)
     # tail-to-head bursts never touch each other (stride >= burst): only loop mode and head-to-head gaps can
     exact = writes_overlap(steps) if loop is not None or head else False
