@@ -13,10 +13,12 @@ from fastcopy.dma import abi, npkernels
 
 
 @st.composite
-def metas(draw):
+def metas(draw, signed: bool = False):
+    """A meta of one kernel call (``signed``: loop strides of either sign, as a backward copy lowers)."""
     burst = draw(st.integers(0, 5))
-    loops = [tuple(draw(st.sampled_from([(1, 0, 0), (draw(st.integers(0, 4)), draw(st.integers(1, 9)),
-                                                         draw(st.integers(1, 9)))]))) for _ in range(abi.MAX_LOOPS)]
+    stride = st.integers(-9, 9) if signed else st.integers(1, 9)
+    loops = [tuple(draw(st.sampled_from([(1, 0, 0), (draw(st.integers(0, 4)), draw(stride), draw(stride))])))
+             for _ in range(abi.MAX_LOOPS)]
     c0 = loops[0][0]
     i_lo = draw(st.integers(0, c0))
     i_hi = draw(st.integers(i_lo, c0))
@@ -93,12 +95,24 @@ def test_a_single_strided_view_within_one_array_reads_before_it_writes(dt, loop,
 @settings(max_examples=400)
 @given(metas(), st.sampled_from([1, 2, 4, 8]), st.integers(0, 63), st.integers(0, 63))
 def test_byte_views_copy_the_units_of_the_typed_views(meta, w, doff, soff):
+    _check_byte_views(meta, w, doff, soff)
+
+
+@settings(max_examples=400)
+@given(metas(signed=True), st.sampled_from([1, 2, 4, 8]), st.integers(0, 63), st.integers(0, 63))
+def test_byte_views_copy_the_units_of_the_typed_views_with_strides_of_either_sign(meta, w, doff, soff):
+    """As above with negative and zero strides (a backward copy: ``np.ndarray(buffer=)`` views that walk down from
+    their first byte), the tensors 1600 bytes into their memories so every unit lies inside them."""
+    _check_byte_views(meta, w, 1600 + doff, 1600 + soff)
+
+
+def _check_byte_views(meta, w, doff, soff):
     """The plan's byte views (npkernels.byte_views, what a call on new tensors runs with copy_bytes) move exactly
     what copy_strided moves on the memories' typed views, for tensors at any host residue: two 64-byte aligned
     memories, the tensors at byte ``doff`` / ``soff`` (their residues), the typed views from byte 0."""
     from fastcopy.memory import aligned_empty
 
-    n = 8 * 400
+    n = 8 * 800
     idx = npkernels._index(doff // w, meta, 2)
     if not isinstance(idx, slice):
         assume(np.unique(idx).size == idx.size)
