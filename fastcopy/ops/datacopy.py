@@ -75,11 +75,13 @@ def _plan_count(count, src, dst, product, loop):
 
 
 _API_PARAMS = f"{API}(DataCopyParams)"
+_new = tuple.__new__
+_ZERO = (0,)
 
 
 @lru_cache(maxsize=4096)
 def _plan_params(pkey, src, dst, product, loop):
-    call = Call(_API_PARAMS, product, src, dst)
+    call = _new(Call, (_API_PARAMS, product, src, dst))
     api = call.api
     DataCopyParams.check_key_types(api, pkey, product)
     _check_common(call)
@@ -148,8 +150,8 @@ def _build(call: Call, block_count, block_len, src_gap, dst_gap, warns, loop=Non
                        ((block_count, burst + src_gap * gs, grow * burst + dst_gap * gd),), src_dt, dst_dt)
     elif head:
         step = Move((0,), (0,), burst, ((block_count, src_gap * gs, dst_gap * gd),))
-    else:
-        step = Move((0,), (0,), burst, ((block_count, burst + src_gap * gs, burst + dst_gap * gd),))
+    else:  # (a namedtuple made from its fields, without the generated __new__: the same Move)
+        step = _new(Move, (_ZERO, _ZERO, burst, ((block_count, burst + src_gap * gs, burst + dst_gap * gd),)))
         if loop is None:  # (make_plan's first builder, without its dispatch: the bursts never overlap)
             steps = (step,)
             plan = single_burst(call.api, steps, call.src, call.dst, warns)
