@@ -67,11 +67,11 @@ def aligned_bytes(nbytes: int, offset: int = 0) -> tuple:
         arena = _ARENA
         at = arena.at
         if at + nbytes > arena.end:
-            block = np.empty(config.ARENA_BYTES + 64, np.uint8)
+            size = max(config.ARENA_BYTES, nbytes)  # (the tunables may let a piece exceed a block: one its size)
+            block = np.empty(size + 64, np.uint8)
             host = block.ctypes.data
             start = (-host) % 64
-            arena.block, arena.host, arena.end = block[start:start + config.ARENA_BYTES], host + start, \
-                config.ARENA_BYTES
+            arena.block, arena.host, arena.end = block[start:start + size], host + start, size
             at = 0
         arena.at = (at + nbytes + 63) & -64
         return arena.block[at:at + nbytes], arena.host + at

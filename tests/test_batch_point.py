@@ -46,6 +46,19 @@ def test_small_arrays_are_disjoint_on_cache_lines_and_their_addresses_are_right(
     assert a.ctypes.data % 64 == 16
 
 
+def test_a_piece_larger_than_a_block_is_whole(monkeypatch):
+    """The tunables set so that a piece may exceed a block (config.ARENA_PIECE > config.ARENA_BYTES): an array
+    asked for is still all its bytes, on a cache line, apart from the others (a block made for it is its size)."""
+    monkeypatch.setattr(config, "ARENA_BYTES", 1024)
+    monkeypatch.setattr(config, "ARENA_PIECE", 8192)
+    got = []
+    for n in (100, 3000, 1024, 1025, 8192, 50, 8192):
+        a, host = aligned_bytes(n)
+        assert a.size == n and host == a.ctypes.data and host % 64 == 0
+        got.append((a, host))
+    _check_disjoint(got)
+
+
 def test_memories_over_small_arrays_do_not_alias():
     (a, ha), (b, hb) = aligned_bytes(64), aligned_bytes(64)
     ma, mb = Memory(a, Phys.GM, host=ha), Memory(b, Phys.GM, host=hb)
