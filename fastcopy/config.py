@@ -157,6 +157,7 @@ LAYOUT_PARTS = 64
 # ---- brun: a batch point's small arrays ----------------------------------------------------------------------------
 #: arrays of at most ARENA_PIECE bytes that fastcopy makes for itself (memory.aligned_bytes: a batch point's GM
 #: buffers, its input copy) are cut from a per-thread block of ARENA_BYTES (one allocation and one address lookup
-#: per block instead of per array, ~1 us each; a block is freed when its last array is)
+#: per block instead of per array, ~1 us each; a block is freed when its last array is; should ARENA_PIECE exceed
+#: ARENA_BYTES, a larger piece gets a block of its size)
 ARENA_BYTES = 1 << 18
 ARENA_PIECE = 1 << 14
