@@ -63,7 +63,9 @@ class paused_collector:
     the caller turned off stays off, and nested blocks leave it to the outermost), and the objects made in the
     block join the oldest generation (``gc.freeze()`` then ``gc.unfreeze()``: two list moves), where they would
     have been after surviving two young passes. Left young, they would all be walked by the next young pass at
-    once, costing more than the passes saved. They stay collectable: a full collection walks them as before.
+    once, costing more than the passes saved. They stay collectable: a full collection walks them as before. The
+    process's young objects made before the block move with them (the freeze takes every generation): a cycle the
+    caller dropped just before is freed by the next full collection rather than the next young pass.
     When the process has frozen objects of its own (``gc.get_freeze_count()``), nothing is moved (the unfreeze
     would release them too)."""
 

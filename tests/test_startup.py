@@ -79,6 +79,21 @@ def test_objects_made_while_paused_join_the_oldest_generation_and_stay_collectab
     assert dead() is None
 
 
+def test_the_callers_young_objects_move_with_them_and_a_full_collection_frees_them(collector_on):
+    """What the freeze at the end of a block does to the objects made before it (lazy.paused_collector's
+    docstring, docs/batch.md): they join the oldest generation too, so a cycle dropped just before outlives the
+    young passes and is freed by a full collection."""
+    gc.collect()
+    dead = _cycle()
+    with paused_collector():
+        pass
+    gc.collect(0)
+    gc.collect(1)
+    assert dead() is not None
+    gc.collect()
+    assert dead() is None
+
+
 def test_the_collector_is_restored_on_error_and_nested_blocks_leave_it_to_the_outermost(collector_on):
     with pytest.raises(RuntimeError):
         with paused_collector():
