@@ -136,22 +136,29 @@ def test_collections_nest_and_belong_to_their_thread():
     assert inner == [(FastCopyWarning, "in")] and outer == [(FastCopyWarning, "out")] and other == ["thread"]
 
 
-def test_an_ops_warnings_go_to_its_result_whatever_the_callers_filters():
-    """As with the capture of before (an "always" filter for FastCopyWarnings): a filter that turns them into
-    errors, or ignores them, changes nothing inside a program; the op's warnings are its result's."""
-    from fastcopy.golden import case_from_dict, run_program
+def _two_copies(count: int):
+    """The program of a case copying 64 halves GM -> UB (``count`` of them: 40 warns, rounded down) and back."""
+    from fastcopy.golden import case_from_dict
 
-    case = case_from_dict({
+    return case_from_dict({
         "name": "w", "product": "ATLAS_A2", "outputs": ["y"],
         "buffers": {"x": {"dtype": "half", "shape": [64], "init": {"kind": "arange"}},
                     "u": {"position": "VECIN", "dtype": "half", "count": 64},
                     "y": {"dtype": "half", "shape": [64]}},
-        "ops": [{"api": "DataCopy", "dst": "u", "src": "x", "params": {"count": 40}},
-                {"api": "DataCopy", "dst": "y", "src": "u", "params": {"count": 64}}]}, "w.toml")
+        "ops": [{"api": "DataCopy", "dst": "u", "src": "x", "params": {"count": count}},
+                {"api": "DataCopy", "dst": "y", "src": "u", "params": {"count": 64}}]}, "w.toml").point(0)
+
+
+def test_an_ops_warnings_go_to_its_result_whatever_the_callers_filters():
+    """As with the capture of before (an "always" filter for FastCopyWarnings): a filter that turns them into
+    errors, or ignores them, changes nothing inside a program; the op's warnings are its result's."""
+    from fastcopy.golden import run_program
+
+    prog = _two_copies(40)
     for action in ("error", "ignore", "always"):
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter(action, FastCopyWarning)
-            result = run_program(case.point(0), reuse=True)
+            result = run_program(prog, reuse=True)
         assert list(result.warnings) == [0] and "rounded down" in result.warnings[0][0], action
         assert not [w for w in seen if issubclass(w.category, FastCopyWarning)], action
 
@@ -160,15 +167,9 @@ def test_a_warning_issued_from_on_op_keeps_the_users_line_and_is_issued_again_af
     """on_op runs between ops (user code, as fastcopy check and explain use it): a FastCopyWarning it issues
     belongs to no op and, as with the capture of before, is issued again after the program at the line that
     issued it (not at run_program's caller), once per program whatever the filter's registry."""
-    from fastcopy.golden import case_from_dict, run_program
+    from fastcopy.golden import run_program
 
-    prog = case_from_dict({
-        "name": "w", "product": "ATLAS_A2", "outputs": ["y"],
-        "buffers": {"x": {"dtype": "half", "shape": [64], "init": {"kind": "arange"}},
-                    "u": {"position": "VECIN", "dtype": "half", "count": 64},
-                    "y": {"dtype": "half", "shape": [64]}},
-        "ops": [{"api": "DataCopy", "dst": "u", "src": "x", "params": {"count": 64}},
-                {"api": "DataCopy", "dst": "y", "src": "u", "params": {"count": 64}}]}, "w.toml").point(0)
+    prog = _two_copies(64)
 
     def on_op(op, tensors):
         warn(f"before op {op.index}")  # (the line the warnings must name)
