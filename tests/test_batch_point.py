@@ -20,6 +20,8 @@ from fastcopy.errors import FastCopyWarning, start_collecting, stop_collecting, 
 from fastcopy.memory import GlobalTensor, Memory, aligned_bytes
 from fastcopy.products import Phys
 
+from case_text import compute_case
+
 
 # ------------------------------------------------------------------------------------- small arrays from a block
 def _check_disjoint(arrays) -> None:
@@ -282,35 +284,7 @@ def step(u):
     SEEN.append(current_pipe().state.get("padreg", "unset"))
 '''
 
-CURRENT_CASE = """
-name = "cur"
-product = "ATLAS_A2"
-outputs = ["yGm"]
-
-[buffers.xGm]
-dtype = "half"
-shape = [256]
-init = "arange"
-
-[buffers.u]
-position = "VECIN"
-dtype = "half"
-count = 256
-
-[buffers.yGm]
-dtype = "half"
-shape = [256]
-
-[[ops]]
-api = "DataCopy"
-dst = "u"
-src = "xGm"
-params = {count = 256}
-
-[[ops]]
-compute = "step.py:step"
-buffers = ["u"]
-
+CURRENT_CASE = compute_case("cur", 256, """
 [[ops]]
 api = "SetPadValue"
 dtype = "half"
@@ -321,7 +295,7 @@ api = "DataCopy"
 dst = "yGm"
 src = "u"
 params = {count = 256}
-"""
+""")
 
 
 @pytest.mark.parametrize("reuse", [False, True])

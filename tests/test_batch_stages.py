@@ -17,6 +17,8 @@ from fastcopy.golden import CaseError, CaseRunError, load_case, run_program, wri
 from fastcopy.golden import work
 from fastcopy.params import ParamStruct
 
+from case_text import compute_case
+
 # 6 points, p = 0..5 (arithmetic picks them out: 1 - min(abs(p - k), 1) is 1 at p = k, else 0): point 1 warns (a
 # count that rounds down, part of the output undefined), point 2 fails when compiled (a negative count), point 3
 # fails when it runs (blockCount 5000 is outside [1, 4095]), points 4 and 5 have 80 KB inputs (more than 64 KiB of
@@ -198,35 +200,7 @@ def step(u):
     warnings.warn("a fastcopy warning", FastCopyWarning)
 '''
 
-CASE = """
-name = "warns"
-product = "ATLAS_A2"
-outputs = ["yGm"]
-
-[buffers.xGm]
-dtype = "half"
-shape = [256]
-init = "arange"
-
-[buffers.u]
-position = "VECIN"
-dtype = "half"
-count = 256
-
-[buffers.yGm]
-dtype = "half"
-shape = [256]
-
-[[ops]]
-api = "DataCopy"
-dst = "u"
-src = "xGm"
-params = {count = 200}
-
-[[ops]]
-compute = "step.py:step"
-buffers = ["u"]
-
+CASE = compute_case("warns", 200, """
 [[ops]]
 api = "DataCopy"
 dst = "yGm"
@@ -238,7 +212,7 @@ api = "DataCopy"
 dst = "yGm"
 src = "u"
 params = {count = 40}
-"""
+""")
 
 
 def test_each_op_gets_its_own_warnings_and_the_others_are_issued_again(tmp_path):
