@@ -1,6 +1,7 @@
 """The ``fastcopy`` command as a process: ``python -m fastcopy`` and the console script run :func:`fastcopy.cli.entry`,
-which leaves the objects alive at the end out of the collector's exit passes (``gc.freeze``), and changes nothing
-else a user sees (exit status, output, files, exit handlers)."""
+which leaves the objects alive at the end out of the collector's exit passes (``gc.freeze``) and ends the process
+without the interpreter's teardown (:func:`fastcopy.cli.end_process`), and changes nothing else a user sees (exit
+status, output, files, threads, exit handlers)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,48 @@ def test_entry_keeps_a_failing_commands_status(tmp_path):
              "sys.exit(entry())\n")
     assert p.returncode == 2  # (argparse's usage error)
     assert "frozen=True" in p.stderr
+
+
+_END = """
+import atexit, ctypes, sys, threading, time
+from fastcopy.cli import end_process
+
+class Noisy:
+    def __del__(self):
+        sys.stdout.write("teardown\\n")
+
+keep = Noisy()  # (freed by the interpreter's teardown)
+
+def late():
+    time.sleep(0.05)
+    sys.stdout.write("thread\\n")
+
+threading.Thread(target=late).start()
+atexit.register(lambda: sys.stdout.write("atexit\\n"))
+sys.stdout.write("buffered ")  # (stdout is a pipe: held in Python's buffer)
+ctypes.CDLL(None).printf(b"c-level\\n")  # (held in the C library's buffer)
+"""
+
+
+def test_end_process_runs_the_exit_steps_anyone_sees_and_skips_the_teardown():
+    fast = _run(_END + "end_process(3)\n")
+    assert fast.returncode == 3, fast.stderr
+    assert sorted(fast.stdout.split()) == ["atexit", "buffered", "c-level", "thread"]
+    assert "frozen=True" in fast.stderr  # (PROBE: an exit handler registered before, run after the freeze)
+    # the interpreter's own exit prints the same and, in its teardown, the finalizer's line
+    plain = _run(_END + "sys.exit(3)\n")
+    assert plain.returncode == 3 and sorted(plain.stdout.split()) == ["atexit", "buffered", "c-level", "teardown",
+                                                                       "thread"]
+
+
+def test_a_failed_flush_leaves_through_the_interpreters_exit():
+    code = ("import io, sys\nfrom fastcopy.cli import end_process\n"
+            "class Broken(io.StringIO):\n    def flush(self):\n        raise BrokenPipeError(32, 'Broken pipe')\n"
+            "sys.stdout = Broken()\nsys.exit(end_process(0))\n")
+    p = _run(code)
+    assert p.returncode == 120  # (the interpreter's status for a flush that fails at exit)
+    assert p.stderr.count("frozen=True") == 1  # (the exit handlers ran once)
+    assert "BrokenPipeError" in p.stderr
 
 
 def test_main_alone_does_not_freeze():
