@@ -154,6 +154,11 @@ STAGE_BYTES = 1 << 16
 #: of more than LAYOUT_PARTS buffers and ops gets none (~0.2 s to make one for 512 ops)
 LAYOUT_POINTS = 32
 LAYOUT_PARTS = 64
+# ---- crun: a batch point run straight through ------------------------------------------------------------------
+#: a sweep whose points come from its point template gets, at its RUNNER_POINTS-th point run, a runner written for
+#: its program structure (golden/fastpoint.py): making one costs ~0.3 ms (its source compiled, the point run twice
+#: to check it) and saves ~10 us a point, so a smaller sweep (and the one-point batch) makes none
+RUNNER_POINTS = 32
 # ---- brun: a batch point's small arrays ----------------------------------------------------------------------------
 #: arrays of at most ARENA_PIECE bytes that fastcopy makes for itself (memory.aligned_bytes: a batch point's GM
 #: buffers, its input copy) are cut from a per-thread block of ARENA_BYTES (one allocation and one address lookup

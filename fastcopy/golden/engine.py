@@ -125,7 +125,21 @@ def run_program(prog: Program, skip_compute: bool = False, on_op=None, reuse: bo
     ``reuse``: a one-core program runs on this thread's TPipe for its product, capacities and poison, restarted
     (the batch runner's way: no new on-chip memory per point); outputs in on-chip buffers are then copied out."""
     reuse = reuse and prog.blocks == 1
+    if reuse and on_op is None:  # (a sweep point made by its case's point template: run straight through)
+        runs = prog.__dict__.get("_runs")
+        if runs is not None:
+            result = runs.run(prog)
+            if result is not None:
+                return result
+    return _run_program(prog, skip_compute, on_op, reuse)
 
+
+def run_general(prog: Program) -> Result:
+    """:func:`run_program` with ``reuse=True``, always the general way (never a point's straight-line runner)."""
+    return _run_program(prog, False, None, prog.blocks == 1)
+
+
+def _run_program(prog: Program, skip_compute: bool, on_op, reuse: bool) -> Result:
     def new_pipe():
         try:
             return _pipe(prog, reuse)
@@ -137,19 +151,12 @@ def run_program(prog: Program, skip_compute: bool = False, on_op=None, reuse: bo
     for buf in prog.buffers:
         if not buf.gm:
             continue
-        if buf.init is None:  # (undefined: poison, in an array made here)
-            dt = buf.np_dtype
-            data, host = aligned_bytes(buf.size * dt.itemsize)
-            data.fill(prog.poison)
-            gm[buf.name] = GlobalTensor._fresh(data, host, dt, buf.shape, False)
+        if buf.init is None:
+            gm[buf.name] = gm_output(buf, prog.poison)
             continue
-        arr, data, host = generate_at(buf, prog.seed, prog.file)
-        # the input file holds the initial contents: a copy only when an op may change them
         if written is None:
             written = written_buffers(prog)
-        inputs[buf.name] = arr.copy() if buf.name in written else arr
-        gm[buf.name] = GlobalTensor(arr) if data is None else GlobalTensor._fresh(data, host, buf.np_dtype,
-                                                                                 buf.shape, True)
+        gm[buf.name] = gm_input(buf, prog, inputs, buf.name in written)
     caught, notes = {}, []
     cores = CoreTracker(prog, gm) if prog.blocks > 1 else None
     tensors = {}
@@ -170,6 +177,22 @@ def run_program(prog: Program, skip_compute: bool = False, on_op=None, reuse: bo
             if name not in gm:  # (gm: every GM buffer's tensor)
                 outputs[name] = (data.copy(), mask.copy())
     return Result(prog, inputs, outputs, placement, caught, notes + more, empty, counts)
+
+
+def gm_output(buf, poison: int) -> GlobalTensor:
+    """The GlobalTensor of GM buffer ``buf`` without an input: undefined, poison, in an array made here."""
+    dt = buf.np_dtype
+    data, host = aligned_bytes(buf.size * dt.itemsize)
+    data.fill(poison)
+    return GlobalTensor._fresh(data, host, dt, buf.shape, False)
+
+
+def gm_input(buf, prog: Program, inputs: dict, written: bool) -> GlobalTensor:
+    """The GlobalTensor of GM buffer ``buf`` with its input drawn; ``inputs[buf.name]`` gets the initial contents
+    (a copy when an op may change them: ``written``)."""
+    arr, data, host = generate_at(buf, prog.seed, prog.file)
+    inputs[buf.name] = arr.copy() if written else arr
+    return GlobalTensor(arr) if data is None else GlobalTensor._fresh(data, host, buf.np_dtype, buf.shape, True)
 
 
 def _run_blocks(prog, gm, new_pipe, cores, on_op, skip_compute, got, caught, notes, tensors, placement) -> None:
@@ -417,26 +440,31 @@ def collect_outputs(prog: Program, tensors: dict):
         for buf in prog.buffers:
             if buf.name == name:
                 break
-        t, shape = tensors[name], buf.shape
-        data = t.numpy()
-        if data.shape != shape or not data.flags.c_contiguous:
-            data = np.ascontiguousarray(data).reshape(shape)
-        mem = t.memory
-        if not mem.tracked or mem.known_defined(t.offset, t.offset + t.nbytes):  # all defined, known
-            mask = np.empty(shape, np.uint8)
-            mask.fill(1)
-            n_def = mask.size
-        else:
-            mask = np.ascontiguousarray(t.defined()).view(np.uint8).reshape(shape)
-            n_def = int(np.count_nonzero(mask))
-        if mask.size and not n_def:
-            empty.append(name)
-        elif n_def < mask.size and not out.allow_undefined:
-            notes.append(f"output {name}: {mask.size - n_def} of {mask.size} elements are undefined (never "
-                         "written); set allow_undefined = true on the output if the kernel leaves them on purpose")
-        outputs[name] = (data, mask)
-        counts[name] = n_def
+        collect_output(out, buf.shape, tensors[name], outputs, notes, empty, counts)
     return outputs, notes, empty, counts
+
+
+def collect_output(out, shape: tuple, t, outputs: dict, notes: list, empty: list, counts: dict) -> None:
+    """:func:`collect_outputs` of one output ``out`` (its buffer's ``shape``, its tensor ``t``)."""
+    name = out.buffer
+    data = t.numpy()
+    if data.shape != shape or not data.flags.c_contiguous:
+        data = np.ascontiguousarray(data).reshape(shape)
+    mem = t.memory
+    if not mem.tracked or mem.known_defined(t.offset, t.offset + t.nbytes):  # all defined, known
+        mask = np.empty(shape, np.uint8)
+        mask.fill(1)
+        n_def = mask.size
+    else:
+        mask = np.ascontiguousarray(t.defined()).view(np.uint8).reshape(shape)
+        n_def = int(np.count_nonzero(mask))
+    if mask.size and not n_def:
+        empty.append(name)
+    elif n_def < mask.size and not out.allow_undefined:
+        notes.append(f"output {name}: {mask.size - n_def} of {mask.size} elements are undefined (never "
+                     "written); set allow_undefined = true on the output if the kernel leaves them on purpose")
+    outputs[name] = (data, mask)
+    counts[name] = n_def
 
 
 #: Phys -> its name (an enum's ``name`` is a descriptor call)

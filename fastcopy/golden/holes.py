@@ -20,6 +20,7 @@ import math
 
 from ..params import CTYPES
 from .expr import compiled
+from .fastpoint import Runs
 from .schema import APIS, ARG_KINDS, B4_VALUES, BufferSpec, OpSpec, Program, struct_class, whole
 
 #: init kinds whose validation does not depend on the buffer's size (``values`` counts them, ``file`` looks for
@@ -75,6 +76,7 @@ class PointTemplate:
         # the specs made for the hole values seen so far, per buffer and per op (frozen: points with the same
         # values share them), at most MEMO each
         self._specs = [{} for _ in buffers], [{} for _ in ops]
+        self.runs = Runs()  # (what runs the programs made here: engine.run_program finds it on each of them)
 
     def point(self, names: dict, index: int, values: dict) -> Program | None:
         """The program of the point with sweep variables ``names``, or None (compile the point in full)."""
@@ -160,7 +162,7 @@ class PointTemplate:
                     args[k] = new
             new = _shared(op, args=tuple(args), kwargs=tuple(kwargs))
             ops[i] = new if key is None else _remember(made, key, new)
-        return _shared(base, index=index, values=values, buffers=tuple(buffers), ops=tuple(ops))
+        return _shared(base, index=index, values=values, buffers=tuple(buffers), ops=tuple(ops), _runs=self.runs)
 
 
 #: specs a template keeps per buffer or op (a sweep's values repeat in few combinations per place: the

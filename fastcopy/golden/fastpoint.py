@@ -1,0 +1,192 @@
+"""A sweep point run straight through: a function written for its case's program structure.
+
+Every program a :class:`~fastcopy.golden.holes.PointTemplate` makes is its base program with the hole values
+filled: the same buffers, ops and outputs in the same order, with the same names, dtypes, positions, inputs,
+APIs and operands; only shapes, counts and parameter values differ. :func:`engine.run_program` (``reuse=True``,
+the batch's way) then spends much of a small point finding out again what that structure already says: which
+buffers are GM and which have inputs, which buffer an op writes, which public function it calls and how its
+arguments are built, where each output is. :class:`Runs` writes, once per case, a function that runs such a
+program in one straight line of calls (the source made here and compiled, as the manifest layouts of
+``golden/files.py`` are): the same functions for everything that draws, checks or moves data (the input draw,
+the tensors, the restarted ``TPipe`` and its ``alloc``, each op's planner and executor), in the engine's order,
+with the engine's warnings collection.
+
+The function is made at a case's ``config.RUNNER_POINTS``-th point run (a small sweep, and the one-point batch,
+make none) and kept only when it gives that point's :class:`Result` exactly (every array byte for byte, the
+placement, warnings, notes and counts); a point on which it raises anything is run again by the engine, whose
+errors, messages and warnings are then the point's. Programs it does not handle (cores, compute steps, ops other
+than ``DataCopy``'s count and ``DataCopyParams`` forms on whole tensors, local buffers with inputs or addresses)
+are never given one. Only the values that are immutable parts of the structure (names, dtypes, positions,
+struct names) are written into the function; everything else (inputs' init tables, seeds, poison, capacities,
+parameter values, shapes) is read from the program at every point.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from .. import config
+from .schema import APIS, BufferSpec, OpSpec
+
+#: the ``DataCopy`` forms a runner calls through their planner (an ``Arg`` kind -> its struct name, or None)
+_FORMS = {"int": None, "struct": "DataCopyParams"}
+
+
+class Runs:
+    """The straight-line runner of one point template's programs (``run_program`` finds it on a program the
+    template made, under ``_runs``). Never pickled with a program: an unpickled program has none."""
+
+    __slots__ = ("seen", "runner")
+
+    def __init__(self):
+        self.seen = 0  # points run so far without a runner
+        self.runner = None  # the function; False: none for this case
+
+    def __reduce__(self):
+        return (_none, ())
+
+    def run(self, prog):
+        """The Result of ``prog`` (a program of this template), or None: run it with the engine."""
+        runner = self.runner
+        if runner is None:
+            self.seen += 1
+            if self.seen < config.RUNNER_POINTS:
+                return None
+            from . import engine
+
+            self.runner = False
+            result = engine.run_general(prog)
+            runner = make(prog)
+            if runner is not None and _same(result, _try(runner, prog)):
+                self.runner = runner
+            return result
+        if runner is False:
+            return None
+        return _try(runner, prog)
+
+
+def _none():
+    return None
+
+
+def _try(runner, prog):
+    """``runner(prog)``, or None when it raises (the engine then runs the point and raises its own error)."""
+    try:
+        return runner(prog)
+    except Exception:  # noqa: BLE001 - any failure: the engine decides, with its own messages
+        return None
+
+
+def make(prog):
+    """The runner of programs with the structure of ``prog``, or None when the structure has a part it does not
+    handle."""
+    try:
+        return _make(prog)
+    except Exception:  # noqa: BLE001 - a structure not foreseen: the engine runs every point
+        return None
+
+
+def _make(prog):
+    from ..errors import start_collecting, stop_collecting
+    from . import engine
+
+    if prog.blocks != 1 or prog.writes or type(prog.buffers) is not tuple or type(prog.ops) is not tuple:
+        return None
+    consts = {"Result": engine.Result, "gm_input": engine.gm_input, "gm_output": engine.gm_output,
+              "get_pipe": engine._pipe, "collect_output": engine.collect_output,
+              "note_warnings": engine._note_warnings, "start_collecting": start_collecting,
+              "stop_collecting": stop_collecting, "modules": sys.modules}
+    names = {}
+
+    def const(value, hint: str) -> str:
+        name = f"{hint}{len(consts)}"
+        consts[name] = value
+        return name
+
+    lines = ["bs = p.buffers", f"if len(bs) != {len(prog.buffers)}: raise LookupError",
+             "ops = p.ops", f"if len(ops) != {len(prog.ops)}: raise LookupError",
+             "inputs, placement, caught = {}, {}, {}"]
+    written = engine.written_buffers(prog)
+    for i, buf in enumerate(prog.buffers):
+        if type(buf) is not BufferSpec or type(buf.name) is not str or buf.name in names:
+            return None
+        names[buf.name] = f"t{i}"
+        if buf.gm:
+            if buf.init is None:
+                lines.append(f"t{i} = gm_output(bs[{i}], p.poison)")
+            else:
+                lines.append(f"t{i} = gm_input(bs[{i}], p, inputs, {buf.name in written})")
+    lines.append("pipe = get_pipe(p, True)")
+    for i, buf in enumerate(prog.buffers):
+        if buf.gm:
+            continue
+        if buf.init is not None or buf.addr is not None or type(buf.position) is not str:
+            return None
+        lines.append(f"t{i} = pipe.alloc({const(buf.position, 'pos')}, {const(buf.np_dtype, 'dt')}, bs[{i}].size)")
+        lines.append(f"phys = t{i}.memory.phys")
+        lines.append(f"placement[{const(buf.name, 'name')}] = (names.get(phys) or phys.name, t{i}.offset)")
+    consts["names"] = engine._PHYS_NAMES
+    # the ops: what DataCopy does with a count or a DataCopyParams on two tensors without a prepared call (a
+    # point's tensors are new): its planner, then the executor (run only while fastcopy.DataCopy is this one)
+    from .. import api
+    from ..ops.datacopy import plan_data_copy
+
+    consts.update(DataCopy=api.DataCopy, plan_data_copy=plan_data_copy, execute=api.execute)
+    lines += ["fc = modules['fastcopy']", "if fc.DataCopy is not DataCopy: raise LookupError",
+              "got = []", "before = start_collecting(got)", "try:"]
+    for k, op in enumerate(prog.ops):
+        if (type(op) is not OpSpec or op.api != "DataCopy" or APIS[op.api].target or op.operands or op.kwargs
+                or op.dtype or op.block or op.dst is None or op.dst.offset or op.src.offset
+                or op.dst.name not in names or op.src.name not in names or len(op.args) != 1
+                or op.args[0].kind not in _FORMS or op.args[0].struct != _FORMS[op.args[0].kind]):
+            return None
+        d, s = names[op.dst.name], names[op.src.name]
+        lines.append(f"    op = ops[{k}]")
+        if op.args[0].kind == "int":  # (DataCopy(dst, src, count): a count that is a Python int)
+            lines += ["    v = op.args[0].value", "    if type(v) is not int: raise LookupError",
+                      f"    execute(plan_data_copy({d}, {s}, v), {d}, {s})"]
+        else:
+            lines += [f"    v = make_struct({const(op.args[0].struct, 'st')}, op.args[0].value)",
+                      f"    execute(plan_data_copy({d}, {s}, v, v.key()), {d}, {s})"]
+        lines += ["    if got:", "        note_warnings(op, got, 0, caught)"]
+    from .schema import make_struct
+
+    consts["make_struct"] = make_struct
+    lines += ["finally:", "    stop_collecting(before)", "outputs, notes, empty, counts = {}, [], [], {}",
+              "outs = p.outputs", f"if len(outs) != {len(prog.outputs)}: raise LookupError"]
+    for k, out in enumerate(prog.outputs):
+        i = next(i for i, b in enumerate(prog.buffers) if b.name == out.buffer)
+        lines += [f"out = outs[{k}]", f"if out.buffer != bs[{i}].name: raise LookupError",
+                  f"collect_output(out, bs[{i}].shape, t{i}, outputs, notes, empty, counts)"]
+        if not prog.buffers[i].gm:  # (on-chip: a view of the pipe, which the next program clears)
+            lines.append(f"data, mask = outputs[out.buffer]; outputs[out.buffer] = (data.copy(), mask.copy())")
+    lines.append("return Result(p, inputs, outputs, placement, caught, notes, empty, counts)")
+    source = "def run(p):\n" + "".join(f"    {line}\n" for line in lines)
+    space = dict(consts)
+    exec(compile(source, "<fastcopy point runner>", "exec"), space)  # noqa: S102 - our own text; constants by name
+    run = space["run"]
+    run.source = source
+    return run
+
+
+def _same(a, b) -> bool:
+    """Whether two Results are the same: the program, every array (dtype, shape, bytes), everything else equal."""
+    if b is None or a.program is not b.program:
+        return False
+    for x, y in ((a.inputs, b.inputs), (a.outputs, b.outputs)):
+        if list(x) != list(y):
+            return False
+    for name in a.inputs:
+        if not _same_array(a.inputs[name], b.inputs[name]):
+            return False
+    for name, (data, mask) in a.outputs.items():
+        data2, mask2 = b.outputs[name]
+        if not (_same_array(data, data2) and _same_array(mask, mask2)):
+            return False
+    return (a.placement == b.placement and list(a.placement) == list(b.placement) and a.warnings == b.warnings
+            and a.notes == b.notes and a.empty == b.empty and a.defined == b.defined)
+
+
+def _same_array(x, y) -> bool:
+    return (type(x) is type(y) and x.dtype == y.dtype and x.shape == y.shape and x.flags.c_contiguous
+            and y.flags.c_contiguous and x.tobytes() == y.tobytes())

@@ -1,0 +1,308 @@
+"""A sweep point run straight through (fastcopy.golden.fastpoint): the runner written for a case's program
+structure gives, at every point, exactly the Result the engine's general way gives (every array byte for byte,
+placement, warnings, notes, counts), and a point on which it fails raises the engine's own error with the
+engine's own warnings; programs it does not handle are run by the engine."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+import fastcopy
+from fastcopy import config
+from fastcopy.golden import CaseRunError, load_case, load_case_text, run_program
+from fastcopy.golden import fastpoint
+from fastcopy.golden.engine import run_general
+from fastcopy.golden.work import small_calls_in_numpy
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+#: DataCopyParams and count forms with values that warn (a count not a whole number of blocks), fail in the
+#: planner (blockCount past 4095, a read past the source), move nothing (count 0, blockCount 0: no-ops on A2),
+#: inputs of every prefix kind, an input buffer an op changes (its input kept as a copy) and an on-chip output
+SWEEP = """\
+name = "runner"
+product = "ATLAS_A2"
+seed = 7
+outputs = ["yGm", "zLocal", "wGm"]
+
+[sweep]
+bc = [1, 3, 0, 5000, 2]
+bl = [1, 2, 4]
+extra = [0, 5, 24]
+
+[buffers.xGm]
+dtype = "half"
+shape = ["=bc * bl * 16 + 16"]
+init = {kind = "uniform", low = -2.0, high = 2.0}
+
+[buffers.wGm]
+dtype = "int32"
+shape = ["=bl * 8 + 16"]
+init = {kind = "integers", low = -100, high = 100}
+
+[buffers.nGm]
+dtype = "float"
+shape = ["=bl * 8"]
+init = {kind = "normal", mean = 0.0, std = 3.0}
+
+[buffers.xLocal]
+position = "VECIN"
+dtype = "half"
+count = "=bc * bl * 16 + 16"
+
+[buffers.zLocal]
+position = "VECOUT"
+dtype = "float"
+count = "=bl * 8"
+
+[buffers.wLocal]
+position = "VECCALC"
+dtype = "int32"
+count = 64
+
+[buffers.yGm]
+dtype = "half"
+shape = ["=bc * bl * 16 + 16"]
+
+[[ops]]
+api = "DataCopy"
+dst = "xLocal"
+src = "xGm"
+params.DataCopyParams = {blockCount = "=bc", blockLen = "=bl", srcGap = 0, dstGap = 0}
+
+[[ops]]
+api = "DataCopy"
+dst = "yGm"
+src = "xLocal"
+params = {count = "=bc * bl * 16 + extra"}
+
+[[ops]]
+api = "DataCopy"
+dst = "zLocal"
+src = "nGm"
+params = {count = "=bl * 8"}
+
+[[ops]]
+api = "DataCopy"
+dst = "wLocal"
+src = "wGm"
+params.DataCopyParams = {blockCount = 2, blockLen = 1, srcGap = 1, dstGap = 0}
+
+[[ops]]
+api = "DataCopy"
+dst = "wGm"
+src = "wLocal"
+params = {count = 16}
+"""
+
+
+def _runner_case(text=SWEEP):
+    return load_case_text(text, "runner.toml", max_bytes=1 << 20)
+
+
+def _outcome(fn, prog):
+    """(Result or (error type, message), the warnings issued) of ``fn(prog)``."""
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        try:
+            got = fn(prog)
+        except CaseRunError as exc:
+            got = (type(exc.cause), str(exc))
+    return got, [(w.category, str(w.message)) for w in seen]
+
+
+def _same_results(a, b) -> None:
+    """Two Results are the same, array by array (dtype, shape, bytes) and field by field."""
+    assert a.program is b.program
+    for x, y in ((a.inputs, b.inputs), (a.outputs, b.outputs)):
+        assert list(x) == list(y)
+    for name, arr in a.inputs.items():
+        _same_array(arr, b.inputs[name])
+        assert arr is not b.inputs[name]
+    for name, (data, mask) in a.outputs.items():
+        _same_array(data, b.outputs[name][0])
+        _same_array(mask, b.outputs[name][1])
+    assert list(a.placement.items()) == list(b.placement.items())
+    assert a.warnings == b.warnings and a.notes == b.notes and a.empty == b.empty
+    assert list(a.defined.items()) == list(b.defined.items())
+
+
+def _same_array(x, y) -> None:
+    assert type(x) is type(y) and x.dtype == y.dtype and x.shape == y.shape
+    assert x.flags.c_contiguous and y.flags.c_contiguous
+    assert x.tobytes() == y.tobytes()
+
+
+def _compare_every_point(case, monkeypatch, first=1) -> int:
+    """Run every point of ``case`` with a runner made at point ``first`` and by the general way; the number of
+    points the runner ran itself."""
+    monkeypatch.setattr(config, "RUNNER_POINTS", first)
+    ran = 0
+    with small_calls_in_numpy():
+        for i in range(len(case)):
+            prog = case.point(i)
+            runs = prog.__dict__.get("_runs")
+            runner = runs.runner if runs is not None else None
+            fast, fast_warns = _outcome(lambda p: run_program(p, reuse=True), prog)
+            general, general_warns = _outcome(run_general, prog)
+            assert fast_warns == general_warns, i
+            if isinstance(general, tuple):
+                assert fast == general, i
+                continue
+            _same_results(general, fast)
+            if runner and fastpoint._try(runner, prog) is not None:
+                ran += 1
+    return ran
+
+
+def test_the_runner_gives_the_engines_result_at_every_point(monkeypatch):
+    case = _runner_case()
+    ran = _compare_every_point(case, monkeypatch)
+    assert callable(case._holes.runs.runner)
+    # (the points that fail in the planner, 5000 bursts, are run again by the engine)
+    assert 0 < ran < len(case)
+
+
+def test_the_runner_gives_the_engines_errors_and_warnings(monkeypatch):
+    case = _runner_case()
+    monkeypatch.setattr(config, "RUNNER_POINTS", 1)
+    kinds = set()
+    with small_calls_in_numpy():
+        run_program(case.point(0), reuse=True)
+        runner = case._holes.runs.runner
+        assert callable(runner)
+        for i in range(len(case)):
+            prog = case.point(i)
+            fast = _outcome(lambda p: run_program(p, reuse=True), prog)
+            general = _outcome(lambda p: run_program(dataclasses.replace(p), reuse=True), prog)
+            if isinstance(general[0], tuple):
+                kinds.add("error")
+                assert fast == general
+                assert fastpoint._try(runner, prog) is None
+            else:
+                kinds.add("warned" if general[0].warnings else "quiet")
+                _same_results(general[0], fast[0]) if general[0].program is fast[0].program else None
+                assert fast[1] == general[1]
+                assert fast[0].warnings == general[0].warnings
+    assert kinds == {"error", "warned", "quiet"}
+
+
+def test_the_bench_sweep_runs_straight_through(monkeypatch):
+    case = load_case(ROOT / "bench" / "cases" / "datacopy_sweep_1000.toml")
+    ran = _compare_every_point(case, monkeypatch, first=config.RUNNER_POINTS)
+    assert ran == len(case) - config.RUNNER_POINTS  # (made at that point, run by it from the next)
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.toml")), ids=lambda p: p.name)
+def test_every_example_as_before(path, monkeypatch):
+    case = load_case(path, allow_python=True)
+    _compare_every_point(case, monkeypatch)
+
+
+def test_no_runner_before_runner_points(monkeypatch):
+    case = _runner_case()
+    with small_calls_in_numpy():
+        for i in range(config.RUNNER_POINTS - 1):
+            run_program(case.point(i % 2), reuse=True)
+        assert case._holes.runs.runner is None
+        run_program(case.point(1), reuse=True)
+    assert callable(case._holes.runs.runner)
+
+
+def test_a_runner_that_differs_is_not_kept(monkeypatch):
+    case = _runner_case()
+    monkeypatch.setattr(config, "RUNNER_POINTS", 1)
+
+    def wrong(prog):
+        real = fastpoint._make(prog)
+
+        def run(p):
+            result = real(p)
+            data, mask = result.outputs["yGm"]
+            data = data.copy()
+            data.view(np.uint8)[0] ^= 1
+            result.outputs["yGm"] = (data, mask)
+            return result
+        return run
+
+    monkeypatch.setattr(fastpoint, "make", wrong)
+    with small_calls_in_numpy():
+        run_program(case.point(0), reuse=True)
+    assert case._holes.runs.runner is False
+
+
+def test_a_wrapped_datacopy_is_called(monkeypatch):
+    """fastcopy explain wraps the public functions: while DataCopy is not fastcopy's own, the engine calls it."""
+    case = _runner_case()
+    monkeypatch.setattr(config, "RUNNER_POINTS", 1)
+    with small_calls_in_numpy():
+        expected = run_program(case.point(1), reuse=True)
+        assert callable(case._holes.runs.runner)
+        calls = []
+        real = fastcopy.DataCopy
+
+        def wrapped(*args, **kwargs):
+            calls.append(args[2])
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(fastcopy, "DataCopy", wrapped)
+        got = run_program(case.point(1), reuse=True)
+    assert len(calls) == 5
+    _same_results(expected, dataclasses.replace(got, program=expected.program))
+
+
+def test_only_template_programs_and_reused_pipes(monkeypatch):
+    case = _runner_case()
+    monkeypatch.setattr(config, "RUNNER_POINTS", 1)
+    calls = []
+    with small_calls_in_numpy():
+        run_program(case.point(0), reuse=True)
+        runner = case._holes.runs.runner
+
+        def counted(prog):
+            calls.append(prog)
+            return runner(prog)
+
+        case._holes.runs.runner = counted
+        prog = case.point(1)
+        run_program(prog)  # (a new pipe: the engine)
+        run_program(prog, reuse=True, on_op=lambda op, tensors: None)
+        run_program(dataclasses.replace(prog), reuse=True)
+        assert calls == []
+        run_program(prog, reuse=True)
+        assert calls == [prog]
+
+
+def test_a_pickled_program_has_no_runner(monkeypatch):
+    case = _runner_case()
+    prog = case.point(1)
+    assert isinstance(prog.__dict__["_runs"], fastpoint.Runs)
+    copy = pickle.loads(pickle.dumps(prog))
+    assert copy == prog and copy.__dict__["_runs"] is None
+    with small_calls_in_numpy():
+        _same_results(run_general(prog), dataclasses.replace(run_program(copy, reuse=True), program=prog))
+
+
+def test_structures_without_a_runner():
+    """Loops, offsets, compute steps, other APIs, local inputs and addresses: no runner (the engine runs them)."""
+    base = SWEEP.replace('outputs = ["yGm", "zLocal", "wGm"]', 'outputs = ["yGm"]')
+    for old, new in [('dst = "yGm"', 'dst = "yGm[16]"'),
+                     ('count = 64\n', 'count = 64\naddr = 1024\n'),
+                     ('count = 64\n', 'count = 64\ninit = {kind = "zeros"}\n'),
+                     ('api = "DataCopy"\ndst = "wGm"', 'api = "DataCopyPad"\ndst = "wGm"')]:
+        text = base.replace(old, new, 1)
+        assert text != base
+        try:
+            case = _runner_case(text)
+        except Exception:  # noqa: BLE001 - a case that does not compile at all has no runner either
+            continue
+        if case._holes is None:
+            continue
+        prog = case.point(1)
+        assert fastpoint.make(prog) is None, (old, new)
