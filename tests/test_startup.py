@@ -5,12 +5,17 @@
   kept.
 - The command line builds only the named command's options, and its help formatter reads the terminal's width
   (importing ``shutil``) only when it formats: the help, usage and errors are argparse's own, byte for byte.
+- A plainly written command line is read without argparse (:func:`fastcopy.cli.plain_args`), into what argparse
+  makes of it; every other line goes to argparse.
+- The command's process ends without the interpreter's teardown (tests/test_cli_exit.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
+import io
 import json
 import os
 import pathlib
@@ -19,8 +24,11 @@ import sys
 import weakref
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fastcopy import cli
+from fastcopy.cli.parser import Formatter
 from fastcopy.lazy import paused_collector
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -184,23 +192,95 @@ def test_help_is_argparses_own_at_every_width(columns, monkeypatch):
 
 def test_the_formatter_reads_the_width_when_it_formats(monkeypatch):
     monkeypatch.setenv("COLUMNS", "100")
-    f = cli._Formatter("fastcopy")
+    f = Formatter("fastcopy")
     monkeypatch.setenv("COLUMNS", "60")  # (read now, at the first use, as a formatter made now would)
     plain = argparse.HelpFormatter("fastcopy")
     assert (f._width, f._max_help_position) == (plain._width, plain._max_help_position) == (58, 24)
-    given = cli._Formatter("fastcopy", max_help_position=30, width=70)
+    given = Formatter("fastcopy", max_help_position=30, width=70)
     assert (given._width, given._max_help_position) == (70, 30)
     with pytest.raises(AttributeError):
         f.no_such_thing  # noqa: B018
 
 
-def test_a_batch_imports_neither_shutil_nor_the_other_commands(tmp_path):
+def test_a_batch_imports_neither_argparse_nor_shutil_nor_the_other_commands(tmp_path):
     code = ("import json, sys\nfrom fastcopy.cli import main\n"
             "status = main(['batch', sys.argv[1], '-o', sys.argv[2], '--no-progress', '-q'])\n"
             "print(json.dumps([status] + sorted(m for m in ('shutil', 'bz2', 'lzma', 'fastcopy.cli.explain', "
-            "'fastcopy.cli.run', 'fastcopy.explain') if m in sys.modules)))\n")
+            "'fastcopy.cli.run', 'fastcopy.explain', 'argparse', 'gettext', 'locale', 'fastcopy.cli.parser') "
+            "if m in sys.modules)))\n")
     assert json.loads(_fresh(code, str(GOOD), str(tmp_path / "out")).stdout.splitlines()[-1]) == [0]
     assert (tmp_path / "out" / "slice_rows" / "manifest.json").is_file()
+
+
+# ---------------------------------------------------------------------------------------- plain command lines
+def _argparse_reads(argv):
+    """vars() of the namespace argparse makes of ``argv``, or None when it stops (an error, the help)."""
+    try:
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+            return vars(cli.build_parser().parse_args(argv))
+    except SystemExit:
+        return None
+
+
+PLAIN = [
+    ["batch", "a.toml", "-o", "out", "--jobs", "1", "--no-progress"],  # (bench/bench_batch.py's line)
+    ["batch", "a.toml", "b.toml", "-o", "out", "--jobs", "2", "--seed", "0x10", "--max-bytes", "2G", "--resume"],
+    ["batch", "-o", "out", "-q", "a.toml", "b.toml", "--chunk-size", "3", "--dask", "local:2", "-v", "--strict"],
+    ["batch", "--allow-python", "a.toml", "--output", "o", "-j", "3"],
+    ["run", "a.toml", "--point", "3", "-o", "x", "--strict"], ["run", "a.toml"], ["check", "a.toml", "--seed", "5"],
+    ["verify", "o.bin", "g", "--rtol", "1e-3", "--no-mask", "--compare", "allclose", "--max-report", "3"],
+    ["demo", "-o", "d"], ["demo"], ["warmup"],
+]
+
+
+@pytest.mark.parametrize("argv", PLAIN)
+def test_a_plain_line_is_read_without_argparse_as_argparse_reads_it(argv):
+    ours = cli.plain_args(argv)
+    assert ours is not None
+    assert vars(ours) == _argparse_reads(argv)
+
+
+@pytest.mark.parametrize("argv", [
+    ["batch", "a.toml", "-o", "out", "--jobs", "x"], ["batch", "a.toml"], ["batch", "-o", "out"],
+    ["batch", "a.toml", "-o", "out", "b.toml"], ["batch", "a.toml", "--out", "o"], ["batch", "a.toml", "-o=o"],
+    ["batch", "a.toml", "-o", "o", "-qv"], ["batch", "a.toml", "-o", "o", "-o", "p"], ["batch", "a", "-o", "-x"],
+    ["batch", "a", "-o", ""], ["batch", "a", "-o", "o", "--"], ["batch", "-", "-o", "o"], ["batch", "a", "-o"],
+    ["batch", "a", "-o", "o", "--seed", "-1"], ["batch", "a", "-o", "o", "-h"], ["batch", "a", "-o", "o", "--version"],
+    ["run", "a", "b"], ["run"], ["verify", "a"], ["verify", "a", "b", "--shape", "2", "3"], ["warmup", "x"],
+    ["explain", "a.toml"], ["--version"], ["bat", "a", "-o", "o"], [], ["batch", "a", "-o", "o", "--max-bytes", "0"],
+])
+def test_every_other_line_goes_to_argparse(argv):
+    assert cli.plain_args(argv) is None
+
+
+_WORDS = ["a.toml", "b", "1", "0x10", "-1", "", "2G", "x y", "-", "--", "-o", "--output", "--out", "-o=p", "-j",
+          "--jobs", "--seed", "--max-bytes", "--strict", "-q", "-v", "-qv", "--no-progress", "--resume", "--dask",
+          "--chunk-size", "--point", "--rtol", "--atol", "--shape", "--no-mask", "--compare", "-h", "--allow-python"]
+
+
+_VALUES = ["a.toml", "b", "1", "0x10", "-1", "", "2G", "x y", "1e-3", "0"]
+#: a piece of a line: any word, or an option followed by a value (most plain lines are made of these)
+_PIECES = st.one_of(st.sampled_from(_WORDS).map(lambda w: [w]),
+                    st.tuples(st.sampled_from([w for w in _WORDS if w.startswith("-")]), st.sampled_from(_VALUES))
+                    .map(list))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.sampled_from(sorted(cli.COMMANDS)), st.lists(_PIECES, max_size=7))
+def test_a_line_read_without_argparse_is_always_read_as_argparse_reads_it(command, pieces):
+    argv = [command, *(w for piece in pieces for w in piece)]
+    ours = cli.plain_args(argv)
+    if ours is not None:
+        assert vars(ours) == _argparse_reads(argv), argv
+
+
+def test_main_reads_a_plain_line_without_building_a_parser(monkeypatch):
+    built = []
+    monkeypatch.setattr(cli, "build_parser", lambda command=None: built.append(command))
+    ran = []
+    monkeypatch.setitem(cli.COMMANDS, "warmup", cli.COMMANDS["warmup"][:3] + (lambda args: ran.append(args) or 0,))
+    assert cli.main(["warmup"]) == 0
+    assert built == [] and vars(ran[0]) == {"command": "warmup", "func": cli.COMMANDS["warmup"][3]}
 
 
 # ---------------------------------------------------------------------------------------- precompiled methods

@@ -1,11 +1,15 @@
 """The ``fastcopy`` command: ``run``, ``batch``, ``verify``, ``demo``, ``warmup``, ``explain``.
 
 Exit status: 0 success; 1 a case failed or the data differ; 2 a usage error (argparse).
+
+The commands' options are data (:data:`COMMANDS`): :func:`build_parser` makes argparse's parser of them
+(:mod:`fastcopy.cli.parser`), and :func:`main` reads a command line written out plainly (every option spelled in
+full, each value its own argument) straight from the same data (:func:`plain_args`) without importing argparse;
+every other command line, ``--help`` and every error go to argparse.
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 
@@ -45,13 +49,19 @@ def _warmup(args) -> int:
     return warmup(verbose=True)
 
 
+def _type_error(message: str):
+    import argparse
+
+    return argparse.ArgumentTypeError(message)
+
+
 def _seed(text: str) -> int:
     try:
         v = int(text, 0)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        raise _type_error(f"{text!r} is not an integer") from None
     if v < 0:
-        raise argparse.ArgumentTypeError("a seed is a non-negative integer")
+        raise _type_error("a seed is a non-negative integer")
     return v
 
 
@@ -59,9 +69,9 @@ def _tolerance(text: str) -> float:
     try:
         v = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        raise _type_error(f"{text!r} is not a number") from None
     if not v >= 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r}: a tolerance is a finite number >= 0")
+        raise _type_error(f"{text!r}: a tolerance is a finite number >= 0")
     return v
 
 
@@ -71,113 +81,78 @@ def _max_bytes(text: str) -> int:
 
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)(?:i?[bB])?\s*", text)
     if not m:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 4000000, 512M, 2G)")
+        raise _type_error(f"{text!r} is not a size (e.g. 4000000, 512M, 2G)")
     v = int(float(m.group(1)) * (1 << (10 * " KMGT".index(m.group(2).upper() or " "))))
     if v < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: the limit must be at least 1 byte")
+        raise _type_error(f"{text!r}: the limit must be at least 1 byte")
     return v
 
 
-def _common(p) -> None:
-    """Options of the commands that run cases (run, batch, check)."""
-    p.add_argument("--strict", action="store_true",
-                   help="treat warnings (FastCopyWarnings, undeclared undefined output elements) as failures")
-    p.add_argument("--max-bytes", type=_max_bytes, default=None, metavar="SIZE",
-                   help="largest buffer a case may declare, e.g. 512M or 8G (default: a quarter of this "
-                   "machine's memory)")
-    p.add_argument("--allow-python", action="store_true",
-                   help="run the cases' compute steps (Python files next to the case files); only for case "
-                   "files you trust")
-    p.add_argument("-q", "--quiet", action="store_true", help="print only errors and warnings")
-    p.add_argument("-v", "--verbose", action="store_true", help="print every warning and every point")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar even on a terminal")
+def _arg(*flags: str, **kwargs) -> tuple:
+    """One ``add_argument`` call as data: ``(flags, keyword arguments)``."""
+    return flags, kwargs
 
 
-class _Formatter(argparse.HelpFormatter):
-    """argparse's help formatter, reading the terminal's width when it first needs it. argparse makes a formatter
-    for every option it adds (to check the option's metavar) and each reads the width, which imports ``shutil``
-    (~2 ms, with ``bz2`` and ``lzma``); a command that prints no help never needs it. The width and help position
-    are those of a ``HelpFormatter`` made when they are first read (argparse's own rule, the terminal's width)."""
+#: options of the commands that run cases (run, batch, check)
+_COMMON = (
+    _arg("--strict", action="store_true",
+         help="treat warnings (FastCopyWarnings, undeclared undefined output elements) as failures"),
+    _arg("--max-bytes", type=_max_bytes, default=None, metavar="SIZE",
+         help="largest buffer a case may declare, e.g. 512M or 8G (default: a quarter of this machine's memory)"),
+    _arg("--allow-python", action="store_true",
+         help="run the cases' compute steps (Python files next to the case files); only for case files you trust"),
+    _arg("-q", "--quiet", action="store_true", help="print only errors and warnings"),
+    _arg("-v", "--verbose", action="store_true", help="print every warning and every point"),
+    _arg("--no-progress", action="store_true", help="no progress bar even on a terminal"),
+)
 
-    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None, **more):
-        super().__init__(prog, indent_increment, max_help_position, 80 if width is None else width, **more)
-        if width is None:
-            self._help_position = max_help_position
-            del self._width, self._max_help_position  # (read through __getattr__)
+_RUN = (
+    _arg("case", help="case file (.toml or .json)"),
+    _arg("-o", "--output", default=None, help="folder to write (default: out/<case name>)"),
+    _arg("--seed", type=_seed, default=None, help="override the case's seed"),
+    _arg("--point", type=int, default=None, help="run only this sweep point"),
+    *_COMMON,
+)
 
-    def __getattr__(self, name: str):
-        if name not in ("_width", "_max_help_position") or "_help_position" not in self.__dict__:
-            raise AttributeError(name)
-        sized = argparse.HelpFormatter(self._prog, self._indent_increment, self._help_position)
-        self._width, self._max_help_position = sized._width, sized._max_help_position
-        return self.__dict__[name]
+_BATCH = (
+    _arg("cases", nargs="+", help="case files"),
+    _arg("-o", "--output", required=True, help="folder to write"),
+    _arg("-j", "--jobs", type=int, default=1, help="worker processes (default 1: in this process)"),
+    _arg("--seed", type=_seed, default=None, help="override every case's seed"),
+    *_COMMON,
+    _arg("--resume", action="store_true", help="skip points whose folder is already complete (manifest matching "
+         "the case file's hash and the point's parameters)"),
+    _arg("--dask", metavar="SCHEDULER", default=None, help="run on a Dask cluster: a scheduler address "
+         "(tcp://host:8786) or scheduler file (.json), or local[:N] for N worker processes here; the workers write "
+         "DIR themselves (a shared path). Needs the dask extra"),
+    _arg("--chunk-size", type=int, default=None, metavar="N", help="sweep points per task (default: chosen from "
+         "the number of points and workers)"),
+)
 
+_CHECK = (
+    _arg("case", help="case file (.toml or .json)"),
+    _arg("--point", type=int, default=None, help="check only this sweep point (default: all; the ops of the first "
+         "are listed)"),
+    _arg("--seed", type=_seed, default=None, help="override the case's seed"),
+    *_COMMON,
+)
 
-class _Parser(argparse.ArgumentParser):
-    """An ``ArgumentParser`` whose help formatter is :class:`_Formatter` unless told otherwise (its sub-parsers
-    are of its class)."""
+_VERIFY = (
+    _arg("output", help="the kernel's output file (raw)"),
+    _arg("golden", help="the golden file (raw), or a golden folder (DIR with manifest.json)"),
+    _arg("--buffer", default=None, help="which output of a golden folder with several"),
+    _arg("--dtype", default=None, help="element type (half, float, int8_t, bfloat16_t, float16, ...)"),
+    _arg("--mask", default=None, help="definedness mask file (uint8, 1 = defined)"),
+    _arg("--no-mask", action="store_true", help="compare every position"),
+    _arg("--shape", nargs="+", default=None, help="shape for ND coordinates, e.g. --shape 32 64"),
+    _arg("--rtol", type=_tolerance, default=None, help="relative tolerance (|a - g| <= atol + rtol*|g|)"),
+    _arg("--atol", type=_tolerance, default=None, help="absolute tolerance"),
+    _arg("--compare", default=None, metavar="RULE",
+         help="a named compare rule (exact, allclose, ...; default: the case's, else exact)"),
+    _arg("--max-report", type=int, default=10, help="mismatches to list (default 10)"),
+)
 
-    def __init__(self, *args, formatter_class=_Formatter, **kwargs):
-        super().__init__(*args, formatter_class=formatter_class, **kwargs)
-
-
-def _add_run(p) -> None:
-    p.add_argument("case", help="case file (.toml or .json)")
-    p.add_argument("-o", "--output", default=None, help="folder to write (default: out/<case name>)")
-    p.add_argument("--seed", type=_seed, default=None, help="override the case's seed")
-    p.add_argument("--point", type=int, default=None, help="run only this sweep point")
-    _common(p)
-    p.set_defaults(func=_run)
-
-
-def _add_batch(p) -> None:
-    p.add_argument("cases", nargs="+", help="case files")
-    p.add_argument("-o", "--output", required=True, help="folder to write")
-    p.add_argument("-j", "--jobs", type=int, default=1, help="worker processes (default 1: in this process)")
-    p.add_argument("--seed", type=_seed, default=None, help="override every case's seed")
-    _common(p)
-    p.add_argument("--resume", action="store_true", help="skip points whose folder is already complete (manifest "
-                   "matching the case file's hash and the point's parameters)")
-    p.add_argument("--dask", metavar="SCHEDULER", default=None, help="run on a Dask cluster: a scheduler address "
-                   "(tcp://host:8786) or scheduler file (.json), or local[:N] for N worker processes here; the "
-                   "workers write DIR themselves (a shared path). Needs the dask extra")
-    p.add_argument("--chunk-size", type=int, default=None, metavar="N", help="sweep points per task (default: "
-                   "chosen from the number of points and workers)")
-    p.set_defaults(func=_batch)
-
-
-def _add_check(p) -> None:
-    p.add_argument("case", help="case file (.toml or .json)")
-    p.add_argument("--point", type=int, default=None, help="check only this sweep point (default: all; the ops of "
-                   "the first are listed)")
-    p.add_argument("--seed", type=_seed, default=None, help="override the case's seed")
-    _common(p)
-    p.set_defaults(func=_check)
-
-
-def _add_verify(p) -> None:
-    p.add_argument("output", help="the kernel's output file (raw)")
-    p.add_argument("golden", help="the golden file (raw), or a golden folder (DIR with manifest.json)")
-    p.add_argument("--buffer", default=None, help="which output of a golden folder with several")
-    p.add_argument("--dtype", default=None, help="element type (half, float, int8_t, bfloat16_t, float16, ...)")
-    p.add_argument("--mask", default=None, help="definedness mask file (uint8, 1 = defined)")
-    p.add_argument("--no-mask", action="store_true", help="compare every position")
-    p.add_argument("--shape", nargs="+", default=None, help="shape for ND coordinates, e.g. --shape 32 64")
-    p.add_argument("--rtol", type=_tolerance, default=None, help="relative tolerance (|a - g| <= atol + rtol*|g|)")
-    p.add_argument("--atol", type=_tolerance, default=None, help="absolute tolerance")
-    p.add_argument("--compare", default=None, metavar="RULE",
-                   help="a named compare rule (exact, allclose, ...; default: the case's, else exact)")
-    p.add_argument("--max-report", type=int, default=10, help="mismatches to list (default 10)")
-    p.set_defaults(func=_verify)
-
-
-def _add_demo(p) -> None:
-    p.add_argument("-o", "--output", default=None, help="folder to write into (default: a temporary folder)")
-    p.set_defaults(func=_demo)
-
-
-def _add_warmup(p) -> None:
-    p.set_defaults(func=_warmup)
+_DEMO = (_arg("-o", "--output", default=None, help="folder to write into (default: a temporary folder)"),)
 
 
 def _add_explain(p) -> None:
@@ -186,64 +161,144 @@ def _add_explain(p) -> None:
     add_options(p)
 
 
-#: the commands, in the order of the help: name -> (help, description or None, adds the command's options)
+#: the commands, in the order of the help: name -> (help, description or None, options, function). The options:
+#: ``add_argument`` calls as data (:func:`_arg`), or a function adding them to the command's parser (which then
+#: sets its ``func`` itself).
 COMMANDS = {
     "run": ("run one case file: input/*.bin, output/golden.bin (+ mask), manifest.json",
             "Run a case file (TOML or JSON) and write DIR/input/<name>.bin, DIR/output/golden.bin, "
             "DIR/output/golden.mask.bin (1 = defined) and DIR/manifest.json. Several outputs: DIR/output/<name>.bin "
-            "each. A sweep writes DIR/NNNN/ per point.", _add_run),
+            "each. A sweep writes DIR/NNNN/ per point.", _RUN, _run),
     "batch": ("run many case files (and their sweeps) with a few worker processes",
               "Run every point of every case file into DIR/<case>/ (DIR/<case>/NNNN/ for sweeps) with a few worker "
               "processes; a summary table at the end, DIR/summary.json, and exit status 1 if any case failed. One "
-              "bad case never stops the others.", _add_batch),
+              "bad case never stops the others.", _BATCH, _batch),
     "check": ("dry run: validate every op, print warnings and the bytes each op reads and writes per buffer; writes "
               "nothing",
               "Load the case and run every point in memory: every op validated, the warnings and (for one point) "
               "each op's bytes read and written per buffer printed. Nothing is written. Exit 0 when valid, 1 "
-              "otherwise (or with warnings under --strict).", _add_check),
+              "otherwise (or with warnings under --strict).", _CHECK, _check),
     "verify": ("compare a kernel output with golden data (bit-exact, or --rtol/--atol)",
                "Compare OUTPUT with GOLDEN over the defined positions: bit for bit, or within --rtol/--atol (or the "
                "tolerances the case gave the output). GOLDEN is a golden file or a golden folder (its manifest.json "
                "gives dtype, shape, mask and tolerances, and every file must still match its sha256 there); without "
                "--mask, GOLDEN's sibling <name>.mask.bin is used when it exists. Exit status like cmp: 0 equal, 1 "
                "different, 2 trouble (unreadable file, unknown dtype, golden changed since it was written, nothing "
-               "to compare).", _add_verify),
-    "demo": ("run the built-in example case and print what it wrote", None, _add_demo),
-    "warmup": ("compile and cache every kernel", None, _add_warmup),
+               "to compare).", _VERIFY, _verify),
+    "demo": ("run the built-in example case and print what it wrote", None, _DEMO, _demo),
+    "warmup": ("compile and cache every kernel", None, (), _warmup),
     "explain": ("draw what one op of a case does (text, or PNG/SVG with matplotlib)",
                 "Run a case file up to one op and draw that op: source and destination as element grids, every "
                 "destination element coloured (and numbered) by the source element it came from, padding (P), "
                 "dummy (d) and undefined (?) elements marked, and the byte spans each buffer uses. Without -o: "
                 "coloured text on a terminal. -o FILE.png / .svg needs matplotlib (pip install 'fastcopy[plot]'); "
-                "-o FILE.txt writes plain text.", _add_explain),
+                "-o FILE.txt writes plain text.", _add_explain, None),
 }
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The ``fastcopy`` parser. ``command``: add the options of that command only (every command still has its
-    name, help and description: all the top-level parser shows or checks). :func:`main` passes the first argument
-    when it names a command: argparse then hands every later argument to that command's parser alone, so the
-    others' options are never read."""
-    parser = _Parser(prog="fastcopy", description="Exact CPU emulation of Ascend C data movement: golden data for "
-                     "kernels.")
+def build_parser(command: str | None = None):
+    """The ``fastcopy`` parser (an ``argparse.ArgumentParser``). ``command``: add the options of that command only
+    (every command still has its name, help and description: all the top-level parser shows or checks).
+    :func:`main` passes the first argument when it names a command: argparse then hands every later argument to
+    that command's parser alone, so the others' options are never read."""
     from .. import __version__
+    from .parser import Parser
 
+    parser = Parser(prog="fastcopy", description="Exact CPU emulation of Ascend C data movement: golden data for "
+                    "kernels.")
     parser.add_argument("--version", action="version", version=f"fastcopy {__version__}")
     # (prog: what argparse derives from the usage of a parser without positionals, which formats it to know)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", prog=parser.prog)
-    for name, (help_, description, add_options) in COMMANDS.items():
+    for name, (help_, description, options, func) in COMMANDS.items():
         p = sub.add_parser(name, help=help_, **({} if description is None else {"description": description}))
         if command is None or command == name:
-            add_options(p)
+            if callable(options):
+                options(p)
+                continue
+            for flags, kwargs in options:
+                p.add_argument(*flags, **kwargs)
+            p.set_defaults(func=func)
     return parser
 
 
-def main(argv=None) -> int:
-    from ..lazy import paused_collector
+def plain_args(argv: list):
+    """The namespace argparse makes of ``argv`` (its attributes, as a ``types.SimpleNamespace``), read without
+    argparse when the command line is written out plainly; None otherwise (argparse then reads it, and reports
+    what it finds wrong). Plain: the first argument names a command whose options are data; every option is
+    spelled in full (no abbreviation, no ``--opt=value``, no ``-qv``), given once, and takes no value or exactly
+    one; a value is its own next argument and neither empty nor starting with ``-``; the positionals (non-empty,
+    not starting with ``-``) come in one run and are as many as the command takes (one each, or one or more for
+    a single ``nargs="+"``); every required option is there and every ``type`` accepts its value. Each such line
+    is read by argparse the same way (tests/test_startup.py compares the two on every command and many lines)."""
+    import types
 
+    spec = COMMANDS.get(argv[0]) if argv else None
+    if spec is None or callable(spec[2]):
+        return None
+    values = {"command": argv[0], "func": spec[3]}
+    options, positionals, required = {}, [], set()
+    for flags, kwargs in spec[2]:
+        if not flags[0].startswith("-"):
+            positionals.append((flags[0], kwargs.get("nargs")))
+            continue
+        dest = kwargs.get("dest") or next((f for f in flags if f.startswith("--")), flags[0]).lstrip("-").replace(
+            "-", "_")  # (argparse's rule: the first long option, else the first)
+        action = kwargs.get("action")
+        values[dest] = False if action == "store_true" else kwargs.get("default")
+        if kwargs.get("required"):
+            required.add(dest)
+        plain = (action in (None, "store_true") and kwargs.keys() <= {"action", "type", "default", "required",
+                                                                      "help", "metavar"})
+        for flag in flags:
+            options[flag] = (dest, action, kwargs.get("type")) if plain else None
+    given, runs, words, last_was_word = set(), 0, [], False
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a and a[0] != "-":
+            runs += not last_was_word
+            words.append(a)
+            last_was_word = True
+            i += 1
+            continue
+        option = options.get(a)
+        if option is None or option[0] in given:
+            return None
+        dest, action, convert = option
+        given.add(dest)
+        last_was_word = False
+        if action == "store_true":
+            values[dest] = True
+            i += 1
+            continue
+        if i + 1 >= len(argv) or not argv[i + 1] or argv[i + 1][0] == "-":
+            return None
+        try:
+            values[dest] = argv[i + 1] if convert is None else convert(argv[i + 1])
+        except Exception:  # noqa: BLE001 - argparse reads the line again and reports it
+            return None
+        i += 2
+    if runs > 1 or not required <= given:
+        return None
+    if len(positionals) == 1 and positionals[0][1] == "+":
+        if not words:
+            return None
+        values[positionals[0][0]] = words
+    elif all(nargs is None for _, nargs in positionals) and len(words) == len(positionals):
+        values.update(zip((name for name, _ in positionals), words))
+    else:
+        return None
+    return types.SimpleNamespace(**values)
+
+
+def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    with paused_collector():  # (the parser's objects: made once, kept to the end)
-        args = build_parser(argv[0] if argv and argv[0] in COMMANDS else None).parse_args(argv)
+    args = plain_args(argv)
+    if args is None:
+        from ..lazy import paused_collector
+
+        with paused_collector():  # (the parser's objects: made once, kept to the end)
+            args = build_parser(argv[0] if argv and argv[0] in COMMANDS else None).parse_args(argv)
     try:
         return int(args.func(args) or 0)
     except BrokenPipeError:  # `fastcopy check CASE | head`: the reader went away
