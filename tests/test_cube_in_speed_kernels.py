@@ -75,6 +75,33 @@ def test_whole_fractals_write_their_batches_only(w, gap, part):
     written = np.flatnonzero(want != POISON)
     assert written.min() >= 64 + part[0] * db and written.max() < 64 + (part[1] - 1) * db + span
 
+@pytest.mark.parametrize("w", [1, 2, 4, 8])
+@pytest.mark.parametrize("tile", [0, 1, 2])
+@pytest.mark.parametrize("part", [(0, 5), (2, 3), (4, 5)])
+def test_one_whole_tile_a_batch_from_any_row(w, tile, part):
+    """The walk's loop for one whole contiguous tile a batch (LoadData's fractals) where the tile is not the
+    first of its rows (a chunk of one tile of a longer ``a`` loop, as a one-batch pair half): the destination
+    rows and source columns it starts from, bit for bit the numpy kernel's, nothing else written."""
+    from fastcopy.kernels.elements import transpose_elements
+
+    n = 32 // w
+    nb, na = 5, 3 * n  # (source rows 32 bytes apart hold n elements each: a row's later tiles read on)
+    sb, db = 4 * n * 32 + 16, na * 32 + 64
+    lo = tile * n
+    meta = abi.pack_transpose(w, (nb, sb, db), (na, w, 32), (n, 32, w), (1, 1), False, (*part, lo, lo + n))
+    rng = np.random.default_rng(w + 7 * tile)
+    src = rng.integers(0, 256, nb * sb + 256, dtype=np.uint8)
+    got = np.full(nb * db + 256, POISON, np.uint8)
+    want = got.copy()
+    transpose_elements(got, 32, src, 3, meta)
+    npkernels.transpose_elements(want, 32, src, 3, meta)
+    assert np.array_equal(got, want)
+    inside = np.zeros(got.size, bool)
+    for ib in range(*part):
+        inside[32 + ib * db + lo * 32:32 + ib * db + (lo + n) * 32] = True
+    assert (got[~inside] == POISON).all()
+
+
 def _fill_src(t, seed, undefined):
     raw = np.random.default_rng(seed).integers(0, 256, t.nbytes, dtype=np.uint8)
     t.numpy().view(np.uint8)[:] = raw
@@ -213,24 +240,27 @@ def test_element_steps_move_exactly_the_map(es, shape, split, seed, shuffle, fil
     assert overlap == bool(np.unique(d).size < d.size)
 
 
-@pytest.mark.parametrize("zmm", [True, False])
+@pytest.mark.parametrize("zmm, tiles", [(True, 1), (True, 2), (False, 1), (False, 2), ("adjacent", 1)])
 @pytest.mark.parametrize("w", [1, 2, 4, 8])
-@pytest.mark.parametrize("tiles", [1, 2])
 def test_tile_transposes_both_register_widths(zmm, w, tiles):
     """Both tile transposes (64-byte registers with the butterfly, 32-byte registers with interleaves; the kernel
-    takes the one the CPU suits) against numpy, on strided rows: every element lands on its transposed place."""
+    takes the one the CPU suits) against numpy, on strided rows: every element lands on its transposed place.
+    ``adjacent``: the 64-byte form that stores two destination rows at once (rows 32 bytes apart only)."""
     from numba import njit
 
     from fastcopy.kernels import elements
 
-    tile = (elements._zmm_tile_intrinsic if zmm else elements._tile_intrinsic)(w, tiles)
+    if zmm == "adjacent":
+        tile = elements._zmm_tile_intrinsic(w, 1, adjacent=True)
+    else:
+        tile = (elements._zmm_tile_intrinsic if zmm else elements._tile_intrinsic)(w, tiles)
 
     @njit
     def run(dst, d, da, src, s, sc):
         tile(dst, d, da, src, s, sc)
 
     n = 32 // w
-    sc, da = 32 * tiles + 40, 32 + 24
+    sc, da = 32 * tiles + 40, 32 if zmm == "adjacent" else 32 + 24
     src = np.random.default_rng(w).integers(0, 256, n * sc + 64, dtype=np.uint8)
     got = np.zeros(2 * n * da + 64, np.uint8)
     run(got, 5, da, src, 3, sc)
