@@ -5,6 +5,7 @@ engine) attributes each op's warnings to it and issues the others again."""
 
 from __future__ import annotations
 
+import os
 import pathlib
 import warnings
 
@@ -114,7 +115,7 @@ def test_stages_compile_run_write_and_large_results_are_written_at_once(tmp_path
                                                                         order):
     case = _sweep_case(tmp_path)
     events = []
-    point, run, write = type(case).point, work.run_program, work.write_point
+    point, run, write = type(case).point, work.run_program, work.write_folder
 
     def logged(tag, func, key):
         def f(*args, **kwargs):
@@ -125,7 +126,7 @@ def test_stages_compile_run_write_and_large_results_are_written_at_once(tmp_path
 
     monkeypatch.setattr(type(case), "point", logged("C", point, lambda a, out: a[1]))
     monkeypatch.setattr(work, "run_program", logged("R", run, lambda a, out: a[0].index))
-    monkeypatch.setattr(work, "write_point", logged("W", write, lambda a, out: int(a[1][-4:])))
+    monkeypatch.setattr(work, "write_folder", logged("W", write, lambda a, out: int(a[0][-4:])))
     monkeypatch.setattr(config, "STAGE_POINTS", 32)
     monkeypatch.setattr(config, "STAGE_BYTES", stage_bytes)
     with warnings.catch_warnings():
@@ -584,3 +585,142 @@ def test_an_init_tables_text_is_its_records(init):
     from fastcopy.golden import files
 
     assert files._init_text(init) == files._dumps(files._init_record(init))
+
+
+def test_a_layouts_kept_init_text_holds_only_for_the_very_same_values(tmp_path, monkeypatch):
+    """A layout keeps the text of a table of plain values (the sweep's points share the table): a table changed in
+    place or replaced, with values equal but of another type or sign, keys reordered, added or removed, or values
+    that are not plain, is written as it is (as write_result writes it)."""
+    from fastcopy.golden import files
+
+    case = _sweep_case(tmp_path)
+    base = run_program(case.point(0))
+    prog = base.program
+    x, u, y = prog.buffers
+    table = x.init
+    assert table == {"kind": "uniform", "low": -1.0, "high": 1.0}
+    key = (prog.name, prog.source_sha256)
+    _layouts_from(monkeypatch, 1)
+    _both_ways(base, tmp_path / "first")
+    assert len(files._LAYOUTS[key]) == 1
+    others = [{"kind": "uniform", "low": -1, "high": 1.0}, {"kind": "uniform", "low": -1.0, "high": True},
+              {"kind": "uniform", "low": -0.0 - 1.0, "high": 1.0}, {"kind": "uniform", "low": -1.0, "high": 1},
+              {"low": -1.0, "kind": "uniform", "high": 1.0}, {"kind": "uniform", "low": -1.0},
+              {"kind": "uniform", "low": -1.0, "high": 1.0, "x": 0}, {"kind": "uniform", "low": [-1.0], "high": 1.0},
+              {"kind": "uniform", "low": -1.0, "high": float("nan")}, None]
+    for k, other in enumerate(others):
+        p = _shared(prog, buffers=(_shared(x, init=other), u, y))
+        _both_ways(_shared(base, program=p), tmp_path / f"other{k}")
+    for k, (field, value) in enumerate([("low", -1), ("high", True), ("low", -1.0 + 0.0), ("high", -0.0)]):
+        before = dict(table)
+        table[field] = value  # (changed in place: the same dict, another value object)
+        try:
+            _both_ways(base, tmp_path / f"in-place{k}")
+            text = (tmp_path / f"in-place{k}" / "p" / "manifest.json").read_text()
+            assert f'"init": {files._dumps(table)}' in text
+        finally:
+            table.clear()
+            table.update(before)
+    table.pop("low")
+    table["low"] = -1.0  # (the same keys and values, in another order)
+    try:
+        _both_ways(base, tmp_path / "reordered")
+        assert '"init": {"kind": "uniform", "high": 1.0, "low": -1.0}' in (
+            tmp_path / "reordered" / "p" / "manifest.json").read_text()
+    finally:
+        table.clear()
+        table.update({"kind": "uniform", "low": -1.0, "high": 1.0})
+    _both_ways(base, tmp_path / "again")
+    assert len(files._LAYOUTS[key]) == 1
+
+
+def test_a_layout_takes_an_operand_it_knows_or_one_of_the_same_parts(tmp_path, monkeypatch):
+    """An op's operand is the layout's own Ref (the points share it), or an equal Ref of the same parts; any other
+    (another name or offset, another type with those fields) is written as it is."""
+    from fastcopy.golden import files
+    from fastcopy.golden.schema import Ref
+
+    case = _sweep_case(tmp_path)
+    base = run_program(case.point(0))
+    prog = base.program
+    op0, op1 = prog.ops
+    key = (prog.name, prog.source_sha256)
+    _layouts_from(monkeypatch, 1)
+    _both_ways(base, tmp_path / "first")
+    fill = files._LAYOUTS[key][0]
+
+    class Like:
+        def __init__(self, name, offset):
+            self.name, self.offset = name, offset
+
+        def __str__(self):
+            return "elsewhere"
+
+    same = Ref(op0.dst.name, op0.dst.offset)
+    assert same is not op0.dst
+    p = _shared(prog, ops=(_shared(op0, dst=same), op1))
+    assert fill(p, _shared(base, program=p)) is not None  # (taken by the layout: the same parts)
+    _both_ways(_shared(base, program=p), tmp_path / "same-parts")
+    for k, ref in enumerate([Ref(op0.dst.name, 16), Ref("yGm", 0), Like(op0.dst.name, op0.dst.offset)]):
+        p = _shared(prog, ops=(_shared(op0, dst=ref), op1))
+        assert fill(p, _shared(base, program=p)) is None
+        _both_ways(_shared(base, program=p), tmp_path / f"other{k}")
+
+
+@pytest.mark.parametrize("shape", [(0,), (1,), (16,), (3, 5), (1 << 16,), ((1 << 16) + 1,)])
+def test_a_masks_digest_is_its_bytes_whatever_the_defined_count_says(shape):
+    """mask_sha256 keeps the digest of all-ones masks by size, but only for a mask whose bytes are all ones: a
+    count that says all defined over a mask holding a 0 or a 2 (a hand-made result), a strided or Fortran-order
+    mask, any count, hash the bytes."""
+    from fastcopy.golden.store import mask_sha256, sha256_of
+
+    ones = np.ones(shape, np.uint8)
+    for mask in (ones, np.asfortranarray(ones), np.ones(shape + (2,), np.uint8)[..., 0]):
+        assert mask_sha256(mask, mask.size) == sha256_of(mask)
+        assert mask_sha256(mask, 0) == sha256_of(mask)
+    if ones.size:
+        for value in (0, 2):
+            odd = ones.copy()
+            odd.reshape(-1)[ones.size // 2] = value
+            assert mask_sha256(odd, odd.size) == sha256_of(odd) != sha256_of(ones)
+            assert mask_sha256(ones, ones.size) == sha256_of(ones)  # (the kept digest is untouched)
+
+
+@pytest.mark.parametrize("case_dir", ["out", "out/", "./out//x/..", "", ".", "/", "/tmp/../tmp/x"])
+def test_a_chunks_point_folders_are_point_dir_and_its_absolute_parent(tmp_path, monkeypatch, case_dir):
+    """run_chunk names each point's folder as point_dir does, and hands the writer the absolute parent and name
+    os.path.split(os.path.abspath(folder)) gives, made once per chunk."""
+    monkeypatch.chdir(tmp_path)
+    case = _sweep_case(tmp_path)
+    got = work._point_dirs(case_dir, case, [0, 3, 5])
+    assert [(pi, where) for pi, where, _ in got] == [(pi, work.point_dir(case_dir, case, pi)) for pi in (0, 3, 5)]
+    assert [at for _, _, at in got] == [os.path.split(os.path.abspath(where)) for _, where, _ in got]
+
+
+def test_a_point_whose_files_or_folder_fail_is_an_outcome_and_the_others_are_written(tmp_path, monkeypatch):
+    """Made in two steps (every point's files, then every folder), a point whose files raise, or whose folder cannot
+    be written (a file of yours in its place), fails with the reason and writes nothing; the others are written."""
+    case = _sweep_case(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "0001").write_text("mine")  # (a file where point 1's folder goes: never replaced)
+    real = work.point_files
+
+    def files(result):
+        if result.program.index == 4:
+            raise RuntimeError("no files for point 4")
+        return real(result)
+
+    monkeypatch.setattr(work, "point_files", files)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = work.run_chunk(case, 0, range(6), str(out))
+    assert [o.ok for o in got] == [True, False, False, False, False, True]
+    assert "exists and is not a folder" in got[1].error
+    assert got[4].error.endswith("RuntimeError: no files for point 4 (at test_batch_stages.py:"
+                                 f"{files.__code__.co_firstlineno + 2})")
+    assert (out / "0001").read_text() == "mine"
+    assert sorted(os.listdir(out)) == ["0000", "0001", "0005"]
+    for i in (0, 5):
+        assert _files(out / f"{i:04d}") == _files(tmp_path / "plain" / f"{i:04d}") if (
+            _one_at_a_time(case, i, str(tmp_path / "plain" / f"{i:04d}"))[0]) else False

@@ -11,6 +11,7 @@ Nothing time- or machine-dependent goes into the manifest: the same case and see
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -20,8 +21,8 @@ import numpy as np
 
 from .. import config
 from ..dtypes import ascend_name
-from .store import (FolderWriter, GoldenWriteError, check_collisions, checked_before, safe_component, sha256_of,
-                    write_folder)
+from .store import (FolderWriter, GoldenWriteError, check_collisions, checked_before, mask_sha256, safe_component,
+                    sha256_of, write_folder)
 
 MANIFEST_FORMAT = 1
 
@@ -65,10 +66,17 @@ def write_result(result, directory: str, allow_empty: bool = False) -> dict:
     return _write_result(result, directory, allow_empty, True)
 
 
-def write_point(result, directory: str) -> None:
+def write_point(result, directory: str, at: tuple | None = None) -> None:
     """:func:`write_result` as a batch writes a point: the same folder, byte for byte, without building the
     manifest's dicts (nothing reads them: the file's text is made without them), by the layout of an earlier
-    point of the same case when the program fits it (see :func:`_layout`)."""
+    point of the same case when the program fits it (see :func:`_layout`). ``at``: the folder's absolute parent
+    and its name, when the caller has them (see :func:`fastcopy.golden.store.write_folder`)."""
+    write_folder(directory, point_files(result), at)
+
+
+def point_files(result) -> list:
+    """The files :func:`write_point` writes for ``result``, as ``(relative path, data)`` in writing order (the
+    manifest's text last); nothing is written. Raises what writing the point raises before its first file."""
     result.check()
     prog = result.program
     key = (prog.name, prog.source_sha256)
@@ -80,12 +88,11 @@ def write_point(result, directory: str) -> None:
             except Exception:  # noqa: BLE001 - anything unusual: written piece by piece (which raises its errors)
                 files = None
             if files is not None:
-                write_folder(directory, files)
-                return
+                return files
     files, _ = _folder(result, False)
-    write_folder(directory, files)
     if type(layouts) is not tuple:  # (a tuple: no more layouts are made for this case)
         _new_layout(key, prog, result, files)
+    return files
 
 
 def _write_result(result, directory: str, allow_empty: bool, want: bool):
@@ -362,6 +369,25 @@ class _Source:
             self._lit = []
         self.text.append(expr)
 
+    def shape(self, expr: str) -> None:
+        """The JSON text of the shape ``expr`` (read once; :func:`_shape_text`, its kept text looked up inline)."""
+        v = self.var(expr)
+        self.put(f"(_SHAPES.get({v}) or _shape_text({v}))")
+
+    def init(self, expr: str, like) -> None:
+        """The JSON text of the init table ``expr`` (:func:`_init_text`). When ``like`` (the table at the first
+        point) is a table of plain values (strings, numbers, booleans, None) that names no file, its text is
+        kept and used while the table has the same keys in the same order and the very same value objects (a
+        sweep's points share the table: a value changed in place is another object)."""
+        v = self.var(expr)
+        if (type(like) is not dict or "path" in like or "given" in like
+                or not all(type(k) is str and type(x) in _PLAIN for k, x in like.items())):
+            self.put(f"_init_text({v})")
+            return
+        same = "".join(f" and {v}[{self.const(k)}] is {self.const(x)}" for k, x in like.items())
+        self.put(f"({self.const(_init_text(like))} if type({v}) is dict and tuple({v}) == {self.const(tuple(like))}"
+                 f"{same} else _init_text({v}))")
+
     def value(self, expr: str) -> None:
         """The JSON text of the value of ``expr`` (read once) next in the manifest."""
         v = self.var(expr)
@@ -388,11 +414,15 @@ class _Source:
         pieces = "".join("{" + t + "}" for t in self.text)
         src = (f"def fill(p, r):\n    {code}\n    text = f'{pieces}'\n"
                f"    return files + [('manifest.json', text.encode('utf-8'))]\n")
-        ns = {"_text": _text, "_dumps": _dumps, "_shape_text": _shape_text, "_init_text": _init_text,
-              "sha256_of": sha256_of, "count_nonzero": np.count_nonzero, "_notes_line": _notes_line,
-              "_warnings_text": _warnings_text, "_record_text": _record_text, **self.consts}
+        ns = {"_text": _text, "_dumps": _dumps, "_shape_text": _shape_text, "_SHAPES": _SHAPES,
+              "_init_text": _init_text, "sha256": hashlib.sha256, "mask_sha256": mask_sha256,
+              "count_nonzero": np.count_nonzero, "_notes_line": _notes_line, "_warnings_text": _warnings_text,
+              "_record_text": _record_text, **self.consts}
         exec(compile(src, "<fastcopy manifest layout>", "exec"), ns)  # noqa: S102 - our own source, constants by name
         return ns["fill"]
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})  # (immutable: the same object always has the same text)
 
 
 def _record_text(o) -> str:
@@ -461,18 +491,18 @@ def _layout(prog, result):
             rel = f"input/{buf.file}.bin"
             a = src.var(f"ins[{name}]")
             src.same(f"{a}.dtype", arr.dtype)
-            sha = src.var(f"sha256_of({a})")
+            sha = src.var(f"sha256({a}).hexdigest()")  # (an array that is not C-contiguous raises: piece by piece)
             src.body.append(f"files.append(({src.const(rel)}, {a}))")
             rel_files.append(rel)
             entry()
             src.lit('"input", ' + _dtype_text(arr.dtype) + ', "shape": ')
-            src.put(f"_shape_text({a}.shape)")
+            src.shape(f"{a}.shape")
             src.lit(', "file": ' + _encode_string(rel) + ', "bytes": ')
             src.value(f"{a}.nbytes")
             src.lit(', "sha256": "')
             src.put(sha)
             src.lit('", "position": "GM", "init": ')
-            src.put(f"_init_text({b}.init)")
+            src.init(f"{b}.init", buf.init)
             src.lit("}")
         if buf.name in outs:
             o = outs[buf.name]
@@ -481,14 +511,15 @@ def _layout(prog, result):
             a, m = src.var(f"{pair}[0]"), src.var(f"{pair}[1]")
             src.check(f"len({pair}) == 2")
             src.same(f"{a}.dtype", arr.dtype)
-            sha, msha = src.var(f"sha256_of({a})"), src.var(f"sha256_of({m})")
+            sha = src.var(f"sha256({a}).hexdigest()")
             src.body.append(f"files += [({src.const(o.file)}, {a}), ({src.const(o.mask)}, {m})]")
             rel_files += [o.file, o.mask]
             defined = src.var(f"r.defined.get({name})")
             src.body.append(f"if {defined} is None: {defined} = int(count_nonzero({m}))")
+            msha = src.var(f"mask_sha256({m}, {defined})")
             entry()
             src.lit('"output", ' + _dtype_text(arr.dtype) + ', "shape": ')
-            src.put(f"_shape_text({a}.shape)")
+            src.shape(f"{a}.shape")
             src.lit(', "file": ' + _encode_string(o.file) + ', "bytes": ')
             src.value(f"{a}.nbytes")
             src.lit(', "sha256": "')
@@ -517,7 +548,7 @@ def _layout(prog, result):
             entry()
             src.lit(f'"local", "dtype": {_dumps(buf.dtype)}, "numpy_dtype": '
                     f'{_dumps(_dtype_names(buf.np_dtype)[1])}, "shape": ')
-            src.put(f"_shape_text({b}.shape)")
+            src.shape(f"{b}.shape")
             src.lit(f', "position": {_dumps(buf.position)}, "buffer": ')
             src.put(f"_text({place}[0])")
             src.lit(', "addr": ')
@@ -525,14 +556,14 @@ def _layout(prog, result):
             src.check(f"(not {b}.init) is {not buf.init}")
             if buf.init:
                 src.lit(', "init": ')
-                src.put(f"_init_text({b}.init)")
+                src.init(f"{b}.init", buf.init)
             src.lit("}")
         elif buf.gm and buf.name not in outs and buf.name not in inputs:
             src.same(f"{b}.np_dtype", buf.np_dtype)
             entry()
             src.lit(f'"scratch", "dtype": {_dumps(buf.dtype)}, "numpy_dtype": '
                     f'{_dumps(_dtype_names(buf.np_dtype)[1])}, "shape": ')
-            src.put(f"_shape_text({b}.shape)")
+            src.shape(f"{b}.shape")
             src.lit(', "position": "GM"}')
     src.lit("\n ]" if entries else "]")
     # ops
@@ -540,6 +571,7 @@ def _layout(prog, result):
     src.body.append("ops = p.ops")
     src.check(f"len(ops) == {len(prog.ops)}")
     src.body.append("warns = r.warnings")
+    src.body.append("quiet = not warns")  # (most points: no op warned)
     for j, op in enumerate(prog.ops):
         if type(op) is not OpSpec:
             return None
@@ -554,10 +586,9 @@ def _layout(prog, result):
                 continue
             if type(ref) is not Ref:
                 return None
-            r = src.var(f"{x}.{attr}")
-            src.same(f"type({r})", Ref)
-            src.same(f"{r}.name", ref.name)
-            src.same(f"{r}.offset", ref.offset)
+            r = src.var(f"{x}.{attr}")  # (the same Ref, as the sweep's points share it, or one of the same parts)
+            src.check(f"{r} is {src.const(ref)} or (type({r}) is {src.const(Ref)} and {r}.name is "
+                      f"{src.const(ref.name)} and {r}.offset is {src.const(ref.offset)})")
         full = _op_text(op, ())
         src.lit(("\n  " if j == 0 else ",\n  ") + full[:full.index(', "params": ')] + ', "params": {')
         args = [(f"{x}.args[{k}]", a) for k, a in enumerate(op.args)]
@@ -576,10 +607,11 @@ def _layout(prog, result):
         if op.note:
             src.lit(f', "note": {_dumps(op.note)}')
         src.lit(', "warnings": ')
-        src.put(f"_warnings_text(warns.get({src.const(op.index)}))")
+        src.put(f'("[]" if quiet else _warnings_text(warns.get({src.const(op.index)})))')
         src.lit("}")
     src.lit("\n ]" if prog.ops else "]")
-    src.put("_notes_line(r.notes)")
+    src.body.append("notes = r.notes")
+    src.put('(_notes_line(notes) if notes else "")')
     rel_files.append("manifest.json")
     if not checked_before(rel_files):
         return None

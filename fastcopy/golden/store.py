@@ -109,6 +109,27 @@ def sha256_of(arr) -> str:
     return h.hexdigest()
 
 
+def mask_sha256(mask: np.ndarray, defined: int) -> str:
+    """:func:`sha256_of` a definedness mask (uint8, 1 = defined) with ``defined`` elements defined. A mask of all
+    ones (a fully defined output: most) is compared byte for byte with ones of its size, whose digest is kept
+    (so ~0.1 us, not a hash of its bytes); any other mask is hashed."""
+    n = mask.nbytes
+    if defined == mask.size and n <= _ONES_BYTES:
+        kept = _ONES.get(n)
+        if kept is None:
+            if len(_ONES) >= 256:
+                _ONES.clear()
+            ones = b"\x01" * n
+            kept = _ONES[n] = (ones, hashlib.sha256(ones).hexdigest())
+        if mask.tobytes() == kept[0]:  # (the C-order bytes sha256_of hashes)
+            return kept[1]
+    return sha256_of(mask)
+
+
+_ONES: dict = {}  # size in bytes -> (that many bytes of 1, their sha256)
+_ONES_BYTES = 1 << 16  # (larger masks are hashed)
+
+
 def _flat(data) -> tuple:
     """``(data, its size in bytes)``: a C-contiguous array as it is (what ``os.write`` and ``hashlib`` read whole,
     without the cost of a view), any other array as :func:`byte_view`, anything else as a memoryview."""
@@ -256,62 +277,22 @@ class FolderWriter:
         self._dirs: set = set()
 
     def __enter__(self):
-        # A name the parent did not hold when this process listed it (a batch's new point folders) is taken as
-        # absent, without an lstat: if it exists by now (written since, or made by someone else), the swap's
-        # rename fails and the full check decides there, as for anything that appears while we write.
-        listed = _LISTED.get(self.parent) if _RENAME_KEEPS_FULL_FOLDERS else None
-        self.existed = True if listed is None or self.base in listed else False
-        if self.existed:
-            self.existed = check_replaceable(self.directory)
-        if self.parent not in _PARENTS:
-            os.makedirs(self.parent, exist_ok=True)
-        _clean_leftovers(self.parent, self.base, absolute=True)
-        prefix = f"{self.parent}{os.sep}.{self.base}{_TMP_TAG}new-{os.getpid()}-"  # (os.path.join's result)
-        try:  # (an interrupt at any point here, even between the mkdir and the next line, leaves nothing)
-            for _ in range(100):
-                self.tmp = prefix + _unique()
-                try:
-                    os.mkdir(self.tmp, 0o777)  # never an existing folder; mode 0o777 less the umask
-                    break
-                except FileExistsError:
-                    self.tmp = None
-                except FileNotFoundError:  # the parent went away since we saw it
-                    self.tmp = None
-                    _PARENTS.discard(self.parent)
-                    os.makedirs(self.parent, exist_ok=True)
-            else:
-                raise GoldenWriteError(f"cannot make a temporary folder in {self.parent}")
-            _PARENTS.add(self.parent)
-        except BaseException:
-            if self.tmp is not None and os.path.lexists(self.tmp):
-                _remove(self.tmp)
-            raise
+        self.tmp, self.existed = _begin(self.parent, self.base)
         return self
 
     def write(self, rel: str, data) -> None:
         """Write ``data`` (bytes-like, or an array: its bytes in C order) to the new file ``rel``."""
-        self.write_all(((rel, data),))
+        _write_files(self.tmp, ((rel, data),), self._dirs)
 
     def write_all(self, files) -> None:
         """:meth:`write` each ``(rel, data)`` of ``files``, in order (one call for a whole folder: a batch point's
         files cost their system calls and little more)."""
-        tmp = self.tmp + os.sep  # (tmp never ends in a separator)
-        dirs = self._dirs
-        for rel, data in files:
-            local, subs = _CHECKED.get(rel) or _checked(rel)
-            for sub in subs:
-                if sub not in dirs:
-                    try:
-                        os.mkdir(tmp + sub)
-                    except FileExistsError:
-                        pass
-                    dirs.add(sub)
-            _write_new(tmp + local, data)
+        _write_files(self.tmp, files, self._dirs)
 
     def __exit__(self, exc_type, exc, tb):
         try:
             if exc_type is None:
-                self._swap()
+                _swap(self.parent, self.base, self.tmp, self.existed)
                 return False
         except BaseException:
             _remove(self.tmp)
@@ -319,36 +300,101 @@ class FolderWriter:
         _remove(self.tmp)
         return False
 
-    def _swap(self) -> None:
-        if not self.existed and _RENAME_KEEPS_FULL_FOLDERS:
-            # Absent when we began (the usual case in a batch): rename straight in, no second lstat. The rename
-            # only succeeds when the target is still absent or an empty folder (both replaceable); over anything
-            # else (a non-empty folder, a file, a symlink) it fails, and the full check below decides.
+
+def write_folder(directory: str, files, at: tuple | None = None) -> None:
+    """Write the folder ``directory`` whole, as a :class:`FolderWriter` does: ``files`` is a list of ``(relative
+    path, data)``, written in order (the manifest last). ``at``: ``os.path.split(os.path.abspath(directory))``
+    when the caller has it already (a batch computes its case folder's absolute path once per chunk)."""
+    parent, base = at if at is not None else os.path.split(os.path.abspath(directory))
+    tmp, existed = _begin(parent, base)
+    try:
+        _write_files(tmp, files, set())
+        _swap(parent, base, tmp, existed)
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+def _begin(parent: str, base: str) -> tuple:
+    """``(the hidden sibling made for the folder base in parent, whether the target existed)``, the target checked
+    (:func:`check_replaceable`) when it may exist; ``parent`` is absolute and normalised."""
+    # A name the parent did not hold when this process listed it (a batch's new point folders) is taken as
+    # absent, without an lstat: if it exists by now (written since, or made by someone else), the swap's
+    # rename fails and the full check decides there, as for anything that appears while we write.
+    listed = _LISTED.get(parent) if _RENAME_KEEPS_FULL_FOLDERS else None
+    existed = listed is None or base in listed
+    if existed:
+        existed = check_replaceable(os.path.join(parent, base))
+    if parent not in _PARENTS:
+        os.makedirs(parent, exist_ok=True)
+    found = _LEFTOVERS.get(parent)
+    if found is None or found:  # (the parent not yet listed, or leftovers in it)
+        _clean_leftovers(parent, base, absolute=True)
+    prefix = f"{parent}{os.sep}.{base}{_TMP_TAG}new-{os.getpid()}-"  # (os.path.join's result)
+    tmp = None
+    try:  # (an interrupt at any point here, even between the mkdir and the next line, leaves nothing)
+        for _ in range(100):
+            tmp = prefix + _unique()
             try:
-                os.rename(self.tmp, self.directory)
-                return
-            except OSError:
-                pass
-        exists = check_replaceable(self.directory)  # again: it may have changed while we computed
-        old = None
-        if exists:
-            old = os.path.join(self.parent, f".{self.base}{_TMP_TAG}old-{os.getpid()}-{_unique()}")
-            os.rename(self.directory, old)
+                os.mkdir(tmp, 0o777)  # never an existing folder; mode 0o777 less the umask
+                break
+            except FileExistsError:
+                tmp = None
+            except FileNotFoundError:  # the parent went away since we saw it
+                tmp = None
+                _PARENTS.discard(parent)
+                os.makedirs(parent, exist_ok=True)
+        else:
+            raise GoldenWriteError(f"cannot make a temporary folder in {parent}")
+        _PARENTS.add(parent)
+    except BaseException:
+        if tmp is not None and os.path.lexists(tmp):
+            _remove(tmp)
+        raise
+    return tmp, existed
+
+
+def _write_files(tmp: str, files, dirs: set) -> None:
+    """Write each ``(rel, data)`` of ``files`` into the hidden folder ``tmp``, making the sub-folders not in
+    ``dirs`` (which records those made)."""
+    tmp += os.sep  # (tmp never ends in a separator)
+    for rel, data in files:
+        local, subs = _CHECKED.get(rel) or _checked(rel)
+        for sub in subs:
+            if sub not in dirs:
+                try:
+                    os.mkdir(tmp + sub)
+                except FileExistsError:
+                    pass
+                dirs.add(sub)
+        _write_new(tmp + local, data)
+
+
+def _swap(parent: str, base: str, tmp: str, existed: bool) -> None:
+    """Put the finished hidden folder ``tmp`` in the place of ``parent/base`` (see :class:`FolderWriter`)."""
+    directory = parent + base if parent.endswith(os.sep) else f"{parent}{os.sep}{base}"  # (os.path.join's)
+    if not existed and _RENAME_KEEPS_FULL_FOLDERS:
+        # Absent when we began (the usual case in a batch): rename straight in, no second lstat. The rename
+        # only succeeds when the target is still absent or an empty folder (both replaceable); over anything
+        # else (a non-empty folder, a file, a symlink) it fails, and the full check below decides.
         try:
-            os.rename(self.tmp, self.directory)
-        except BaseException:
-            if old is not None and not os.path.lexists(self.directory):
-                os.rename(old, self.directory)
-            raise
-        if old is not None:
-            _remove(old)
-
-
-def write_folder(directory: str, files) -> None:
-    """Write the folder ``directory`` whole (a :class:`FolderWriter`): ``files`` is a list of ``(relative path,
-    data)``, written in order (the manifest last)."""
-    with FolderWriter(directory) as w:
-        w.write_all(files)
+            os.rename(tmp, directory)
+            return
+        except OSError:
+            pass
+    exists = check_replaceable(directory)  # again: it may have changed while we computed
+    old = None
+    if exists:
+        old = os.path.join(parent, f".{base}{_TMP_TAG}old-{os.getpid()}-{_unique()}")
+        os.rename(directory, old)
+    try:
+        os.rename(tmp, directory)
+    except BaseException:
+        if old is not None and not os.path.lexists(directory):
+            os.rename(old, directory)
+        raise
+    if old is not None:
+        _remove(old)
 
 
 #: POSIX: renaming a folder over a non-empty folder, a file or a symlink fails (only an empty folder is replaced)

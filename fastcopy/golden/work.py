@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from .. import config
 from .case import Case
 from .engine import CaseRunError, run_program
-from .files import write_point
+from .files import point_files
 from .resume import is_complete
 from .schema import CaseError
+from .store import write_folder
 
 
 @dataclass
@@ -91,7 +92,7 @@ def run_chunk(case: Case, case_no: int, indices, case_dir: str, strict: bool = F
 
     The points go in groups of ``config.STAGE_POINTS``: each group's points are compiled, then run, then written
     (:func:`run_point`'s steps and outcomes, stage by stage; see config.STAGE_POINTS)."""
-    points = [(pi, point_dir(case_dir, case, pi)) for pi in indices]
+    points = _point_dirs(case_dir, case, indices)
     size = max(1, config.STAGE_POINTS)
     out = []
     for k in range(0, len(points), size):
@@ -99,14 +100,25 @@ def run_chunk(case: Case, case_no: int, indices, case_dir: str, strict: bool = F
     return out
 
 
+def _point_dirs(case_dir: str, case: Case, indices) -> list:
+    """``(index, folder, at)`` of each point of ``indices``: its folder as :func:`point_dir` names it, and ``at``
+    (the folder's absolute parent and name, see :func:`fastcopy.golden.store.write_folder`) for a sweep point,
+    the parent made absolute once for the chunk."""
+    if not case.is_sweep:
+        return [(pi, case_dir, None) for pi in indices]
+    width = max(4, len(str(len(case) - 1)))
+    head, parent = os.path.join(case_dir, ""), os.path.abspath(case_dir)  # (join(d, n) is join(d, "") + n)
+    return [(pi, head + name, (parent, name)) for pi in indices for name in (f"{pi:0{width}d}",)]
+
+
 class _Staged:
     """A point between the stages of :func:`_run_group`."""
 
-    __slots__ = ("index", "where", "label", "seconds", "prog", "result", "warns")
+    __slots__ = ("index", "where", "at", "label", "seconds", "prog", "result", "warns", "files")
 
-    def __init__(self, index: int, where: str, label: str):
-        self.index, self.where, self.label, self.seconds = index, where, label, 0.0
-        self.prog = self.result = self.warns = None
+    def __init__(self, index: int, where: str, at, label: str):
+        self.index, self.where, self.at, self.label, self.seconds = index, where, at, label, 0.0
+        self.prog = self.result = self.warns = self.files = None
 
 
 def _run_group(case: Case, case_no: int, points: list, strict: bool, resume: bool) -> list:
@@ -116,12 +128,12 @@ def _run_group(case: Case, case_no: int, points: list, strict: bool, resume: boo
     perf = time.perf_counter
     sweep = case.is_sweep
     out = []  # per point: its Outcome, or its _Staged while it is on its way
-    for pi, where in points:
+    for pi, where, at in points:
         label = f"{case.name}#{pi}" if sweep else case.name
         if resume and is_complete(where, case, pi):
             out.append(Outcome(case_no, pi if sweep else None, label, True, directory=where, skipped=True))
             continue
-        st = _Staged(pi, where, label)
+        st = _Staged(pi, where, at, label)
         t0 = perf()
         try:
             st.prog = case.point(pi)
@@ -145,6 +157,9 @@ def _run_group(case: Case, case_no: int, points: list, strict: bool, resume: boo
         st.result, st.seconds = result, st.seconds + perf() - t0
         if _result_bytes(result) > config.STAGE_BYTES:
             out[k] = _write(case, case_no, st)
+    for k, st in enumerate(out):  # (every point's files made, then every folder written: see config.STAGE_POINTS)
+        if type(st) is _Staged and not _make_files(st):
+            out[k] = _failed(case, case_no, st, st.files, st.seconds)
     for k, st in enumerate(out):
         if type(st) is _Staged:
             out[k] = _write(case, case_no, st)
@@ -160,12 +175,29 @@ def _result_bytes(result) -> int:
     return n
 
 
-def _write(case: Case, case_no: int, st: _Staged) -> Outcome:
-    """The last stage of a point: its folder written; its outcome."""
+def _make_files(st: _Staged) -> bool:
+    """The files of a point that has run (:func:`fastcopy.golden.files.point_files`) in ``st.files``; False (and
+    the exception in ``st.files``) when making them raised."""
     t0 = time.perf_counter()
     result, st.result = st.result, None
     try:
-        write_point(result, st.where)
+        st.files = point_files(result)
+    except Exception as exc:  # noqa: BLE001
+        st.files = exc
+        return False
+    finally:
+        st.seconds += time.perf_counter() - t0
+    return True
+
+
+def _write(case: Case, case_no: int, st: _Staged) -> Outcome:
+    """The last stage of a point: its folder written (its files made first unless made); its outcome."""
+    if st.files is None and not _make_files(st):
+        return _failed(case, case_no, st, st.files, st.seconds)
+    t0 = time.perf_counter()
+    files, st.files = st.files, None
+    try:
+        write_folder(st.where, files, st.at)
     except Exception as exc:  # noqa: BLE001
         return _failed(case, case_no, st, exc, st.seconds + time.perf_counter() - t0)
     return Outcome(case_no, st.index if case.is_sweep else None, st.label, True, "", st.warns,
@@ -196,7 +228,7 @@ def failed_outcomes(case: Case, case_no: int, indices, case_dir: str, reason: st
 
 def run_point(case: Case, index: int, directory: str, strict: bool = False, case_no: int = 0) -> Outcome:
     """Run and write one point; never raises (the failure is the outcome)."""
-    return _run_group(case, case_no, [(index, directory)], strict, False)[0]
+    return _run_group(case, case_no, [(index, directory, None)], strict, False)[0]
 
 
 def describe(exc: BaseException) -> str:
