@@ -124,23 +124,23 @@ class KillPoint(distributed.WorkerPlugin):
     def setup(self, worker):
         from fastcopy.golden import work
 
-        self.work, self.original = work, work.write_point
+        self.work, self.original = work, work.write_folder
         plugin = self
 
-        def write_point(result, directory):
-            if result.program.index == plugin.point:
+        def write_folder(directory, files, at=None):
+            if os.path.basename(directory) == f"{plugin.point:04d}":
                 with open(plugin.log, "a+") as fh:
                     fh.seek(0)
                     if len(fh.read().splitlines()) < plugin.times:
                         fh.write(f"killed at point {plugin.point}\n")
                         fh.flush()
                         os.kill(os.getpid(), signal.SIGKILL)
-            return plugin.original(result, directory)
+            return plugin.original(directory, files, at)
 
-        work.write_point = write_point
+        work.write_folder = write_folder
 
     def teardown(self, worker):
-        self.work.write_point = self.original
+        self.work.write_folder = self.original
 
 
 def _with_plugin(client, plugin, name):
