@@ -306,3 +306,37 @@ def test_structures_without_a_runner():
             continue
         prog = case.point(1)
         assert fastpoint.make(prog) is None, (old, new)
+
+
+@pytest.mark.parametrize("name", ["DataCopyParams", "Nd2NzParams", "DataCopyExtParams"])
+def test_a_struct_key_is_the_structs_own(name):
+    """The runner's key of a struct parameter (without the struct, when the struct would keep the values as they
+    are) is ``make_struct(...).key()``, or that call's error, for values at and past every field's bounds."""
+    from fastcopy.golden.schema import make_struct, struct_class
+
+    cls = struct_class(name)
+    space = {"make_struct": make_struct}
+
+    def const(value, hint):
+        key = f"{hint}{len(space)}"
+        space[key] = value
+        return key
+
+    expr = eval(compile("lambda v: " + fastpoint._struct_key(name, "v", const), "<key>", "eval"), space)
+    names = [f.name for f in cls.FIELDS]
+    cases = []
+    for f, lo, hi in cls._plain_fields():
+        for v in ([lo - 1, lo, hi, hi + 1] if lo is not None else []) + [True, np.int64(3), 2.0, None, "1", 1]:
+            cases.append({g: (v if g == f.name else 1) for g in names})
+    cases += [dict(zip(names[::-1], [1] * len(names))), {n: 1 for n in names[:-1]}, {}, {**{n: 1 for n in names},
+                                                                                       "extra": 1}]
+    for fields in cases:
+        try:
+            want = make_struct(name, fields).key()
+        except Exception as exc:  # noqa: BLE001
+            want = (type(exc), str(exc))
+        try:
+            got = expr(fields)
+        except Exception as exc:  # noqa: BLE001
+            got = (type(exc), str(exc))
+        assert got == want and [type(x) for x in got] == [type(x) for x in want], fields

@@ -89,13 +89,14 @@ def make(prog):
 def _make(prog):
     from ..errors import start_collecting, stop_collecting
     from . import engine
+    from .schema import make_struct
 
     if prog.blocks != 1 or prog.writes or type(prog.buffers) is not tuple or type(prog.ops) is not tuple:
         return None
     consts = {"Result": engine.Result, "gm_input": engine.gm_input, "gm_output": engine.gm_output,
               "get_pipe": engine._pipe, "collect_output": engine.collect_output,
               "note_warnings": engine._note_warnings, "start_collecting": start_collecting,
-              "stop_collecting": stop_collecting, "modules": sys.modules}
+              "stop_collecting": stop_collecting, "modules": sys.modules, "make_struct": make_struct}
     names = {}
 
     def const(value, hint: str) -> str:
@@ -145,13 +146,10 @@ def _make(prog):
         if op.args[0].kind == "int":  # (DataCopy(dst, src, count): a count that is a Python int)
             lines += ["    v = op.args[0].value", "    if type(v) is not int: raise LookupError",
                       f"    execute(plan_data_copy({d}, {s}, v), {d}, {s})"]
-        else:
-            lines += [f"    v = make_struct({const(op.args[0].struct, 'st')}, op.args[0].value)",
-                      f"    execute(plan_data_copy({d}, {s}, v, v.key()), {d}, {s})"]
+        else:  # (DataCopy(dst, src, DataCopyParams(...)) plans from the struct's key)
+            lines += ["    v = op.args[0].value", f"    key = {_struct_key(op.args[0].struct, 'v', const)}",
+                      f"    execute(plan_data_copy({d}, {s}, None, key), {d}, {s})"]
         lines += ["    if got:", "        note_warnings(op, got, 0, caught)"]
-    from .schema import make_struct
-
-    consts["make_struct"] = make_struct
     lines += ["finally:", "    stop_collecting(before)", "outputs, notes, empty, counts = {}, [], [], {}",
               "outs = p.outputs", f"if len(outs) != {len(prog.outputs)}: raise LookupError"]
     for k, out in enumerate(prog.outputs):
@@ -167,6 +165,21 @@ def _make(prog):
     run = space["run"]
     run.source = source
     return run
+
+
+def _struct_key(name: str, v: str, const) -> str:
+    """An expression for the ``key()`` of the struct ``name`` that a case's field dict ``v`` makes
+    (``make_struct(name, v).key()``): when ``v`` gives every field in constructor order, each an int inside the
+    field's widest bounds (what the struct keeps as it is), the values themselves, without making the struct."""
+    from .schema import struct_class
+
+    made = f"make_struct({const(name, 'st')}, {v}).key()"
+    plain = struct_class(name)._plain_fields()
+    if any(lo is None for _, lo, _ in plain):  # (a bool or T field: the struct decides)
+        return made
+    order = const(tuple(f.name for f, _, _ in plain), "order")
+    checks = " and ".join(f"type(k[{i}]) is int and {lo} <= k[{i}] <= {hi}" for i, (_, lo, hi) in enumerate(plain))
+    return f"k if tuple({v}) == {order} and {checks} else {made}".replace("k if", f"k if (k := tuple({v}.values())) and", 1)
 
 
 def _same(a, b) -> bool:
