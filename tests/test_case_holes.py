@@ -140,3 +140,61 @@ def test_a_struct_from_every_field_in_order_is_the_struct_from_keywords():
             continue
         got = make_struct(name, fields)
         assert type(got) is cls and got.key() == want.key() and repr(got) == repr(want)
+
+
+#: (n = 262144: only the byte limit fails)
+_LIMITS = HOLES.replace("n = [16, 32.0, 0, -16, 4096000]", "n = [16, 32.0, 0, -16, 4096000, 262144]")
+
+
+@pytest.mark.parametrize("text", [_LIMITS, _LIMITS.replace('product = "ATLAS_A2"', 'product = "ATLAS_350"')])
+def test_the_straight_line_point_is_the_templates(text, monkeypatch):
+    """The template's point written out as one function (at the RUNNER_POINTS-th point) gives what the
+    template's own loop gives: the same program, sharing the same specs, or the loop decides (every value that is
+    not an int), or None where the loop gives None; and every point is still the compiler's."""
+    from fastcopy import config
+    from fastcopy.golden import holes
+
+    monkeypatch.setattr(config, "RUNNER_POINTS", 1)
+    case = _holes_case(text)
+    case.point(0)
+    template = case._holes
+    straight = template.straight
+    assert callable(straight)
+    kinds = set()
+    for i in list(range(len(case))) * 2:
+        coords = case.coordinates(i)
+        names = {n: c for (n, _), c in zip(case.named, coords)}
+        values = case.values(i)
+        try:
+            fast = straight(names, i, values)
+        except Exception as exc:  # noqa: BLE001 - the template's point() turns it into None, as the loop's
+            fast = type(exc)
+        try:
+            loop = template._point(names, i, values)
+        except Exception as exc:  # noqa: BLE001
+            loop = type(exc)
+        if fast is holes._GENERIC:
+            kinds.add("generic")
+            continue
+        if isinstance(fast, type) or fast is None:
+            kinds.add("none")
+            assert loop is None or isinstance(loop, type), i
+            continue
+        kinds.add("program")
+        assert repr(fast) == repr(loop), i
+        assert all(a is b for a, b in zip(fast.buffers, loop.buffers)) and len(fast.buffers) == len(loop.buffers)
+        assert fast.ops[0] is loop.ops[0]  # (op 1 has a bool hole: made at every point, as the loop does)
+        assert fast.__dict__["_runs"] is loop.__dict__["_runs"] is template.runs
+    assert kinds == {"generic", "none", "program"}
+    _same_points(case, range(len(case)))
+    _same_points(case, reversed(range(len(case))))
+
+
+def test_the_bench_sweep_straight_line(monkeypatch):
+    from fastcopy import config
+
+    monkeypatch.setattr(config, "RUNNER_POINTS", 1)
+    case = load_case(ROOT / "bench" / "cases" / "datacopy_sweep_1000.toml")
+    case.point(0)
+    assert callable(case._holes.straight)
+    _same_points(case, range(0, 1000, 3))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 
+from .. import config
 from ..params import CTYPES
 from .expr import compiled
 from .fastpoint import Runs
@@ -77,10 +78,22 @@ class PointTemplate:
         # values share them), at most MEMO each
         self._specs = [{} for _ in buffers], [{} for _ in ops]
         self.runs = Runs()  # (what runs the programs made here: engine.run_program finds it on each of them)
+        self.made = 0  # points made so far (the straight-line function is written at the RUNNER_POINTS-th)
+        self.straight = None  # _point written out for these holes (None: not yet; False: not written)
 
     def point(self, names: dict, index: int, values: dict) -> Program | None:
         """The program of the point with sweep variables ``names``, or None (compile the point in full)."""
         try:
+            straight = self.straight
+            if straight:
+                prog = straight(names, index, values)
+                if prog is not _GENERIC:
+                    return prog
+            elif straight is None:
+                self.made += 1
+                if self.made >= config.RUNNER_POINTS:
+                    self.straight = False
+                    self.straight = _straight(self)
             return self._point(names, index, values)
         except Exception:  # noqa: BLE001 - any doubt: the compiler decides, and raises its own error
             return None
@@ -163,6 +176,113 @@ class PointTemplate:
             new = _shared(op, args=tuple(args), kwargs=tuple(kwargs))
             ops[i] = new if key is None else _remember(made, key, new)
         return _shared(base, index=index, values=values, buffers=tuple(buffers), ops=tuple(ops), _runs=self.runs)
+
+
+_GENERIC = object()  # what the straight-line function returns where PointTemplate._point decides
+
+
+def _straight(t: PointTemplate):
+    """``t._point`` written out as one function for ``t``'s holes, for points whose hole values are all ints (the
+    usual sweep): the same expressions in the same order, the same checks, memos and specs; it returns
+    ``_GENERIC`` at the first value that is not an int (or a bool parameter), where ``_point`` decides. None when
+    it cannot be written."""
+    try:
+        return _write_straight(t)
+    except Exception:  # noqa: BLE001 - holes not foreseen: _point makes every point
+        return None
+
+
+def _write_straight(t: PointTemplate):
+    base = t.base
+    space = {"_GENERIC": _GENERIC, "_shared": _shared, "_remember": _remember, "base": base, "runs": t.runs}
+    lines = ["env = dict(names)", f"env.setdefault('block_num', {base.blocks!r})"]
+
+    def const(value, hint: str) -> str:
+        name = f"{hint}{len(space)}"
+        space[name] = value
+        return name
+
+    def value(v, name: str) -> None:  # (a hole's value: an int, else _point decides)
+        lines.append(f"{name} = {const(v, 'e')}(env)")
+        lines.append(f"if type({name}) is not int: return _GENERIC")
+
+    slots = {}
+    for (i, spec, dims, lo, limit, itemsize), made in zip(t.buffers, t._specs[0]):
+        if type(base.blocks) is not int or type(lo) is not int or type(limit) is not int or type(itemsize) is not int:
+            return None
+        parts = []
+        for k, d in enumerate(dims):
+            n = f"n{i}_{k}"
+            if type(d) is int:
+                lines.append(f"{n} = {d}")
+            else:
+                value(d, n)
+            lines.append(f"if {n} < {lo}: return None")
+            parts.append(n)
+        shape = "(" + "".join(f"{n}, " for n in parts) + ")"
+        made = const(made, "made")
+        lines += [f"shape = {shape}", f"if {' * '.join(parts) or '1'} * {itemsize} > {limit}: return None",
+                  f"b{i} = {made}.get(shape)",
+                  f"if b{i} is None: b{i} = _remember({made}, shape, _shared({const(spec, 'spec')}, shape=shape))"]
+        slots[i] = f"b{i}"
+    buffers = "(" + "".join(f"{slots.get(i) or f'base.buffers[{i}]'}, " for i in range(len(base.buffers))) + ")"
+    lines.append("env['block_idx'] = 0")
+    op_slots = {}
+    for (i, op, holes), made in zip(t.ops, t._specs[1]):
+        filled, key = [], []
+        for h, (k, is_kw, arg, rule) in enumerate(holes):
+            if arg.kind == "struct":
+                fields = []
+                for f, fn, struct, lo, hi in rule:
+                    if lo is None:  # (a bool field: _point coerces it)
+                        return None
+                    v = f"v{i}_{h}_{len(fields)}"
+                    value(fn, v)
+                    lines.append(f"if not {lo} <= {v} <= {hi}: return _GENERIC")
+                    fields.append((f.name, v))
+                    key.append(v)
+                filled.append((k, is_kw, arg, fields))
+            else:
+                fn, lo, hi, is_bool = rule
+                v = f"v{i}_{h}"
+                if is_bool:  # (then the op's spec is made at every point, as _point does)
+                    lines += [f"{v} = {const(fn, 'e')}(env)", f"if not isinstance({v}, bool): return None"]
+                    key = None
+                else:
+                    value(fn, v)
+                    lines.append(f"if {v} < {lo} or {v} > {hi}: return None")
+                    if key is not None:
+                        key.append(v)
+                filled.append((k, is_kw, arg, v))
+        made_name = const(made, "made")
+        if key is None:
+            lines.append("if True:")
+        else:
+            lines += [f"key = ({''.join(f'{v}, ' for v in key)})", f"o{i} = {made_name}.get(key)", f"if o{i} is None:"]
+        args, kwargs = [f"a[{k}]" for k in range(len(op.args))], [f"w[{k}]" for k in range(len(op.kwargs))]
+        lines += [f"    a, w = {const(op.args, 'args')}, {const(op.kwargs, 'kwargs')}"]
+        for k, is_kw, arg, v in filled:
+            a = const(arg, "arg")
+            if arg.kind == "struct":
+                lines.append(f"    value = {a}.value.copy()")
+                lines += [f"    value[{const(name, 'field')}] = {x}" for name, x in v]
+                v = "value"
+            new = f"_shared({a}, value={v})"
+            if is_kw:
+                kwargs[k] = f"(w[{k}][0], {new})"
+            else:
+                args[k] = new
+        new = (f"_shared({const(op, 'op')}, args=({''.join(x + ', ' for x in args)}), "
+               f"kwargs=({''.join(x + ', ' for x in kwargs)}))")
+        lines.append(f"    o{i} = {new}" if key is None else f"    o{i} = _remember({made_name}, key, {new})")
+        op_slots[i] = f"o{i}"
+    ops = "(" + "".join(f"{op_slots.get(i) or f'base.ops[{i}]'}, " for i in range(len(base.ops))) + ")"
+    lines.append(f"return _shared(base, index=index, values=values, buffers={buffers}, ops={ops}, _runs=runs)")
+    source = "def point(names, index, values):\n" + "".join(f"    {line}\n" for line in lines)
+    exec(compile(source, "<fastcopy point template>", "exec"), space)  # noqa: S102 - our own text; constants by name
+    fn = space["point"]
+    fn.source = source
+    return fn
 
 
 #: specs a template keeps per buffer or op (a sweep's values repeat in few combinations per place: the
