@@ -38,9 +38,7 @@ with _paused_collector():
                          LoopModeParams, Nd2NzParams, Nz2NdParamsFull, ParamStruct, SliceInfo)
     from .products import Phys, Product, TPosition
 
-    _apidoc.complete(DataCopy, "DataCopy", "DataCopy(Nd2NzParams)", "DataCopy(Nz2NdParamsFull)",
-                     "DataCopy(SliceInfo)", extra=_apidoc.datacopy_rules())
-    _apidoc.complete(DataCopyPad, "DataCopyPad", extra=_apidoc.pad_rules())
+    _apidoc.document(DataCopy, DataCopyPad)
 
 #: public names loaded on first use (``import fastcopy`` loads what a first DataCopy needs, not the cube path, the
 #: pictures or the golden-data tools): name -> the module defining it (a trailing ":" names a module itself)

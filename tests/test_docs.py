@@ -47,6 +47,29 @@ def test_generated_tables_are_current():
     assert apidoc.render(text) == text, "docs/semantics.md is stale: run python docs/make_tables.py"
 
 
+def test_stored_docstrings_are_current():
+    """fastcopy/_docstrings.py holds what apidoc.complete makes of DataCopy's and DataCopyPad's docstrings."""
+    path = ROOT / "fastcopy" / "_docstrings.py"
+    assert path.read_text() == apidoc.docstrings_source(apidoc.own_docstrings()), \
+        "fastcopy/_docstrings.py is stale: run python docs/make_tables.py"
+
+
+def test_a_docstring_not_stored_is_completed_at_import(monkeypatch):
+    from fastcopy import _docstrings
+
+    def f():
+        """A later docstring."""
+
+    f.__name__ = "DataCopyPad"
+    g = type("G", (), {"__doc__": f.__doc__})
+    apidoc.complete(g, "DataCopyPad", extra=apidoc.pad_rules())
+    apidoc.document(f)
+    assert f.__doc__ == g.__doc__ and "DataCopyPad: paths" in f.__doc__
+    monkeypatch.setitem(_docstrings.DOCS, "DataCopyPad", (f.__doc__, "stored"))
+    apidoc.document(f)
+    assert f.__doc__ == "stored"
+
+
 def test_generated_tables_follow_products(monkeypatch):
     from fastcopy import products
 
