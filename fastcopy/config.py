@@ -87,6 +87,12 @@ PREPARED_CALLS = 64
 #: trip between the two vCPUs costs ~0.33 us, so the caller takes more than half)
 PAIR_BYTES = 32 << 10
 PAIR_SHARE = 0.6
+#: the caller's share of a pair-split element transpose (LoadData ifTranspose: 16x16 fractals, the share counted
+#: in whole batches): with the walk that stores whole 64-byte registers (kernels/elements.py) the two sides balance
+#: nearer half (64 KiB ifTranspose through LoadData, four shares bound in one process, interleaved, chrt: 0.55
+#: 1.14-1.19x np.copyto, 0.6 1.03-1.17x, 0.5 1.01-1.05x; the plain tile's memcpy stays best at 0.6: 1.23-1.32x
+#: against 1.14-1.17x at 0.55)
+PAIR_SHARE_ELEMENTS = 0.55
 #: after a pair call the helper spins PAIR_SPIN_US (not SPIN_US) before it sleeps: a tile loop's other work between
 #: two loads (an Mmad of the tile: ~260 us; numpy between calls) must not put it to sleep (a wake-up costs the
 #: caller a system call and the helper 15-90 us to come). Measured interleaved with the transposed tile's numpy

@@ -174,6 +174,18 @@ def test_halves_of_an_element_transpose(w, nb, tiles, extra):
     assert 0 < np.count_nonzero(part0 != GUARD) and not np.array_equal(part0, want)
 
 
+@pytest.mark.parametrize("share", [0.5, 0.55, 0.6])
+def test_element_halves_take_their_own_share(monkeypatch, share):
+    """An element transpose is cut at ``config.PAIR_SHARE_ELEMENTS`` of its batches (or whole tiles of rows),
+    whatever the dense copies' ``config.PAIR_SHARE``."""
+    monkeypatch.setattr(config, "PAIR_SHARE_ELEMENTS", share)
+    monkeypatch.setattr(config, "PAIR_SHARE", 0.9)
+    meta = abi.pack_transpose(2, (128, 512, 512), (16, 2, 32), (16, 32, 2), (1, 1), False, (0, 128, 0, 16))
+    assert recall._halves(meta, 128, 16)[0, abi.T_B_HI] == round(128 * share)
+    one = abi.pack_transpose(2, (1, 0, 0), (160, 2, 32), (16, 512, 2), (1, 1), False, (0, 1, 0, 160))
+    assert recall._halves(one, 1, 160)[0, abi.T_A_HI] == 16 * round(10 * share)
+
+
 # ------------------------------------------------------------------------------------------ through the public API
 #: name: (product, source position, destination position, dtype, elements, call(dst, src), reference(want, ...))
 def _cases():

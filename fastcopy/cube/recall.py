@@ -219,9 +219,9 @@ def _pair(kind: int, dst, dbase: int, src, sbase: int, meta):
 
 
 def _halves(meta, nb: int, na: int):
-    """An element transpose's ``meta`` as two rows, the first ``config.PAIR_SHARE`` of its batches (or, for one
-    batch, of its whole tiles of rows) and the rest; None when it has neither two batches nor two tiles."""
-    share = config_module.PAIR_SHARE
+    """An element transpose's ``meta`` as two rows, the first ``config.PAIR_SHARE_ELEMENTS`` of its batches (or,
+    for one batch, of its whole tiles of rows) and the rest; None when it has neither two batches nor two tiles."""
+    share = config_module.PAIR_SHARE_ELEMENTS
     out = np.stack([meta, meta])
     if nb >= 2:
         lo, hi = abi.T_B_LO, abi.T_B_HI
