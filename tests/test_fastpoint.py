@@ -219,8 +219,8 @@ def test_a_runner_that_differs_is_not_kept(monkeypatch):
     case = _runner_case()
     monkeypatch.setattr(config, "RUNNER_POINTS", 1)
 
-    def wrong(prog):
-        real = fastpoint._make(prog)
+    def wrong(prog, fresh):
+        real = fastpoint._make(prog, fresh)
 
         def run(p):
             result = real(p)
@@ -340,3 +340,41 @@ def test_a_struct_key_is_the_structs_own(name):
         except Exception as exc:  # noqa: BLE001
             got = (type(exc), str(exc))
         assert got == want and [type(x) for x in got] == [type(x) for x in want], fields
+
+
+def test_plans_of_new_parameters_are_planned_without_the_cache(monkeypatch):
+    """An op whose parameters were new at every point the template made plans without the plan caches (the
+    runner's ``cached=False``): the same plan or error as the cached planner, and nothing kept."""
+    from test_plan_builders import same
+
+    from fastcopy.ops import datacopy
+
+    case = load_case(ROOT / "bench" / "cases" / "datacopy_sweep_1000.toml")
+    with small_calls_in_numpy():
+        for i in range(64):
+            run_program(case.point(i), reuse=True)
+    assert case._holes.runs.fresh == {0}  # (the DataCopyParams differ at every point; the counts repeat)
+    assert "cached=False" in case._holes.runs.runner.source
+    other = _runner_case()
+    for i in range(40):
+        other.point(i)
+    assert 0 not in other._holes.runs.fresh  # (blockCount and blockLen repeat across `extra`)
+
+    pipe = fastcopy.TPipe(product="ATLAS_A2")
+    x = fastcopy.GlobalTensor(np.zeros(4096, np.float16))
+    u = pipe.alloc("VECIN", np.float16, 2048)
+    for arg, key in [(64, None), (100, None), (0, None), (None, (3, 2, 1, 0)), (None, (4095, 1, 0, 0)),
+                     (None, (0, 1, 0, 0)), (None, (5000, 1, 0, 0)), (None, (2, 65535, 0, 0))]:
+        for dst, src in ((u, x), (x, u)):
+            before = (datacopy._plan_params.cache_info().currsize, datacopy._plan_count.cache_info().currsize)
+            try:
+                got = datacopy.plan_data_copy(dst, src, arg, key, cached=False)
+            except Exception as exc:  # noqa: BLE001
+                got = (type(exc), str(exc))
+            assert (datacopy._plan_params.cache_info().currsize,
+                    datacopy._plan_count.cache_info().currsize) == before
+            try:
+                want = datacopy.plan_data_copy(dst, src, arg, key)
+            except Exception as exc:  # noqa: BLE001
+                want = (type(exc), str(exc))
+            assert same(got, want), (arg, key)

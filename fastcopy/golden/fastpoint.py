@@ -36,11 +36,14 @@ class Runs:
     """The straight-line runner of one point template's programs (``run_program`` finds it on a program the
     template made, under ``_runs``). Never pickled with a program: an unpickled program has none."""
 
-    __slots__ = ("seen", "runner")
+    __slots__ = ("seen", "runner", "fresh")
 
     def __init__(self):
         self.seen = 0  # points run so far without a runner
         self.runner = None  # the function; False: none for this case
+        # positions of the ops whose parameters are new at every point (the template says so): the runner plans
+        # them without the plan caches, which would only keep plans that are never asked for again
+        self.fresh = frozenset()
 
     def __reduce__(self):
         return (_none, ())
@@ -56,7 +59,7 @@ class Runs:
 
             self.runner = False
             result = engine.run_general(prog)
-            runner = make(prog)
+            runner = make(prog, self.fresh)
             if runner is not None and _same(result, _try(runner, prog)):
                 self.runner = runner
             return result
@@ -77,16 +80,17 @@ def _try(runner, prog):
         return None
 
 
-def make(prog):
+def make(prog, fresh=frozenset()):
     """The runner of programs with the structure of ``prog``, or None when the structure has a part it does not
-    handle."""
+    handle. ``fresh``: the positions of the ops to plan without the plan caches (their parameters are new at
+    every point)."""
     try:
-        return _make(prog)
+        return _make(prog, fresh)
     except Exception:  # noqa: BLE001 - a structure not foreseen: the engine runs every point
         return None
 
 
-def _make(prog):
+def _make(prog, fresh):
     from ..errors import start_collecting, stop_collecting
     from . import engine
     from .schema import make_struct
@@ -143,12 +147,13 @@ def _make(prog):
             return None
         d, s = names[op.dst.name], names[op.src.name]
         lines.append(f"    op = ops[{k}]")
+        cached = ", cached=False" if k in fresh else ""
         if op.args[0].kind == "int":  # (DataCopy(dst, src, count): a count that is a Python int)
             lines += ["    v = op.args[0].value", "    if type(v) is not int: raise LookupError",
-                      f"    execute(plan_data_copy({d}, {s}, v), {d}, {s})"]
+                      f"    execute(plan_data_copy({d}, {s}, v{cached}), {d}, {s})"]
         else:  # (DataCopy(dst, src, DataCopyParams(...)) plans from the struct's key)
             lines += ["    v = op.args[0].value", f"    key = {_struct_key(op.args[0].struct, 'v', const)}",
-                      f"    execute(plan_data_copy({d}, {s}, None, key), {d}, {s})"]
+                      f"    execute(plan_data_copy({d}, {s}, None, key{cached}), {d}, {s})"]
         lines += ["    if got:", "        note_warnings(op, got, 0, caught)"]
     lines += ["finally:", "    stop_collecting(before)", "outputs, notes, empty, counts = {}, [], [], {}",
               "outs = p.outputs", f"if len(outs) != {len(prog.outputs)}: raise LookupError"]

@@ -194,6 +194,10 @@ def _straight(t: PointTemplate):
 
 def _write_straight(t: PointTemplate):
     base = t.base
+    # the ops whose hole values were new at every point so far (at least 8): their plans are new at every point
+    # too, and the runner plans them without keeping them in the plan caches (fastpoint)
+    seen = t.made - 1
+    t.runs.fresh = frozenset(i for (i, _, _), made in zip(t.ops, t._specs[1]) if seen >= 8 and len(made) >= seen)
     space = {"_GENERIC": _GENERIC, "_shared": _shared, "_remember": _remember, "base": base, "runs": t.runs}
     lines = ["env = dict(names)", f"env.setdefault('block_num', {base.blocks!r})"]
 

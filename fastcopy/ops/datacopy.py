@@ -40,16 +40,18 @@ def units(src_phys: Phys, dst_phys: Phys, product: Product) -> tuple:
     return UNITS.get(((src_phys, dst_phys), product is _350), _DEFAULT_UNITS)
 
 
-def plan_data_copy(dst, src, arg, pkey=None):
+def plan_data_copy(dst, src, arg, pkey=None, cached: bool = True):
     """Plan ``DataCopy(dst, src, count | DataCopyParams)`` (cached; ``pkey``: the DataCopyParams' key, when the
-    caller has it)."""
+    caller has it; ``cached=False``: the same plan, neither looked up nor kept in the cache, for a caller whose
+    parameters are new at every call)."""
     pipe = core_of(API, dst, src)
     loop = loop_mode(pipe, src.memory.phys, dst.memory.phys) if pipe.state else None
     if pkey is not None or isinstance(arg, DataCopyParams):
-        return _plan_params(arg.key() if pkey is None else pkey, src._sig, dst._sig, pipe.product, loop)
+        planner = _plan_params if cached else _plan_params.__wrapped__
+        return planner(arg.key() if pkey is None else pkey, src._sig, dst._sig, pipe.product, loop)
     if type(arg) is not int:  # numpy integers: a Python int before any arithmetic (np.uint8(200) * 4 wraps)
         arg = as_int(arg, f"{API}(count)", "count", "uint32_t")
-    return _plan_count(arg, src._sig, dst._sig, pipe.product, loop)
+    return (_plan_count if cached else _plan_count.__wrapped__)(arg, src._sig, dst._sig, pipe.product, loop)
 
 
 @lru_cache(maxsize=4096)
