@@ -20,10 +20,7 @@ from .cube.fpconfig import CFG_ROW_MAJOR
 from .lazy import LazyModule, loaded
 from .ops import datacopy as _datacopy
 from .ops import loopmode as _loopmode
-from .ops import nz as _nz
 from .ops import pad as _pad
-from .ops import pad_tscm as _pad_tscm
-from .ops import slice as _slice
 from .ops.common import core_of
 from .ops.loopmode import DataCopyMVType
 from .ops.pad import PaddingMode
@@ -34,6 +31,10 @@ from .params import (DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams,
 # test of a cube params class goes through `loaded()` where the module may not be imported yet (no instance of a
 # class from a module nobody imported can exist), or through the module (`_cp.LoadData2DParams`) where the call is
 # a cube call anyway.
+# The ND<->NZ, slice and UB -> TSCM planners load on their first call too (a batch of basic copies never needs them).
+_nz = LazyModule("fastcopy.ops.nz", globals(), "_nz")
+_pad_tscm = LazyModule("fastcopy.ops.pad_tscm", globals(), "_pad_tscm")
+_slice = LazyModule("fastcopy.ops.slice", globals(), "_slice")
 _cp = LazyModule("fastcopy.cube.params", globals(), "_cp")
 _b4 = LazyModule("fastcopy.cube.b4", globals(), "_b4")
 _dn2nz = LazyModule("fastcopy.cube.dn2nz", globals(), "_dn2nz")

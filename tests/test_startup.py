@@ -212,6 +212,17 @@ def test_a_batch_imports_neither_argparse_nor_shutil_nor_the_other_commands(tmp_
     assert (tmp_path / "out" / "slice_rows" / "manifest.json").is_file()
 
 
+def test_a_batch_of_basic_copies_imports_no_other_planner(tmp_path):
+    """The ND<->NZ, slice and UB -> TSCM planners (fastcopy.api's stand-ins) and the cube load on their first call."""
+    code = ("import json, sys\nfrom fastcopy.cli import main\n"
+            "status = main(['batch', sys.argv[1], '-o', sys.argv[2], '--no-progress', '-q'])\n"
+            "print(json.dumps([status] + sorted(m for m in sys.modules if m in ('fastcopy.ops.nz', "
+            "'fastcopy.ops.slice', 'fastcopy.ops.pad_tscm') or m.startswith('fastcopy.cube.') "
+            "and m != 'fastcopy.cube.fpconfig')))\n")
+    case = ROOT / "examples" / "datacopy_tiles.toml"
+    assert json.loads(_fresh(code, str(case), str(tmp_path / "out")).stdout.splitlines()[-1]) == [0]
+
+
 # ---------------------------------------------------------------------------------------- plain command lines
 def _argparse_reads(argv):
     """vars() of the namespace argparse makes of ``argv``, or None when it stops (an error, the help)."""
