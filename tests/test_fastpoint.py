@@ -354,7 +354,7 @@ def test_plans_of_new_parameters_are_planned_without_the_cache(monkeypatch):
         for i in range(64):
             run_program(case.point(i), reuse=True)
     assert case._holes.runs.fresh == {0}  # (the DataCopyParams differ at every point; the counts repeat)
-    assert "cached=False" in case._holes.runs.runner.source
+    assert "cached=fresh" in case._holes.runs.runner.source.replace(" ", "")
     other = _runner_case()
     for i in range(40):
         other.point(i)
@@ -378,3 +378,26 @@ def test_plans_of_new_parameters_are_planned_without_the_cache(monkeypatch):
             except Exception as exc:  # noqa: BLE001
                 want = (type(exc), str(exc))
             assert same(got, want), (arg, key)
+
+
+def test_a_fresh_op_uses_the_cache_once_its_plans_repeat(monkeypatch):
+    from fastcopy.ops import datacopy
+
+    f = fastpoint._Fresh()
+    a, b = fastcopy.GlobalTensor(np.zeros(64, np.float16)), fastcopy.GlobalTensor(np.zeros(32, np.float16))
+    n = fastpoint._FRESH_KEYS
+    assert [f.cached(k, a, b) for k in range(n + 1)] == [False] * (n + 1)
+    assert not f.cached(0, a, b)  # (further back than it looks: new again)
+    assert not f.cached(0, b, a) and f.cached(0, a, b) and f.cached(1, a, b) and f.cached(-1, b, b)
+
+    case = load_case(ROOT / "bench" / "cases" / "datacopy_sweep_1000.toml")
+    with small_calls_in_numpy():
+        for i in range(64):
+            run_program(case.point(i), reuse=True)
+        datacopy._plan_params.cache_clear()
+        for i in range(64, 128):
+            run_program(case.point(i), reuse=True)
+        assert datacopy._plan_params.cache_info().currsize == 0
+        for i in range(64, 128):  # (the same points again: their plans repeat, and are kept from now on)
+            run_program(case.point(i), reuse=True)
+        assert datacopy._plan_params.cache_info().currsize >= 63

@@ -72,6 +72,36 @@ def _none():
     return None
 
 
+#: how far back a fresh op looks for a repeated plan (a repeat further back costs a new plan; the plan caches
+#: would have kept it for up to 4096 calls)
+_FRESH_KEYS = 256
+
+
+class _Fresh:
+    """An op planned without the plan caches while its plans are new: :meth:`cached` is False until a plan's
+    parameters and tensors come again within ``_FRESH_KEYS`` calls (a sweep whose later points repeat what its
+    first ones did not), then True for good. Keeps the keys of the last calls (between 0 and ``_FRESH_KEYS``: the
+    set is emptied when full), not the plans."""
+
+    __slots__ = ("keys",)
+
+    def __init__(self):
+        self.keys = set()  # None: cached from now on
+
+    def cached(self, key, dst, src) -> bool:
+        keys = self.keys
+        if keys is None:
+            return True
+        k = (key, dst._sig, src._sig)
+        if k in keys:
+            self.keys = None
+            return True
+        if len(keys) >= _FRESH_KEYS:
+            keys.clear()
+        keys.add(k)
+        return False
+
+
 def _try(runner, prog):
     """``runner(prog)``, or None when it raises (the engine then runs the point and raises its own error)."""
     try:
@@ -147,10 +177,10 @@ def _make(prog, fresh):
             return None
         d, s = names[op.dst.name], names[op.src.name]
         lines.append(f"    op = ops[{k}]")
-        cached = ", cached=False" if k in fresh else ""
+        cached = f", cached={const(_Fresh(), 'fresh')}.cached(key, {d}, {s})" if k in fresh else ""
         if op.args[0].kind == "int":  # (DataCopy(dst, src, count): a count that is a Python int)
             lines += ["    v = op.args[0].value", "    if type(v) is not int: raise LookupError",
-                      f"    execute(plan_data_copy({d}, {s}, v{cached}), {d}, {s})"]
+                      f"    execute(plan_data_copy({d}, {s}, v{cached.replace('(key,', '(v,')}), {d}, {s})"]
         else:  # (DataCopy(dst, src, DataCopyParams(...)) plans from the struct's key)
             lines += ["    v = op.args[0].value", f"    key = {_struct_key(op.args[0].struct, 'v', const)}",
                       f"    execute(plan_data_copy({d}, {s}, None, key{cached}), {d}, {s})"]
