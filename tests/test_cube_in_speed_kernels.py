@@ -54,12 +54,16 @@ def test_transpose_elements_matches_numpy(w, nb, ta, ra, tc, rc, pad, split, see
 @pytest.mark.parametrize("w", [1, 2, 4, 8])
 @pytest.mark.parametrize("gap", [0, 64 + 8])
 @pytest.mark.parametrize("part", [(0, 9), (0, 4), (4, 9), (8, 9), (3, 5)])
-def test_whole_fractals_write_their_batches_only(w, gap, part):
+@pytest.mark.parametrize("backward", [None, False, True])
+def test_whole_fractals_write_their_batches_only(w, gap, part, backward):
     """The walk over whole contiguous tiles (rows 32 bytes apart on both sides: the fractals of a transposing
     load), which asks for its destination lines ahead of its stores: a range of batches (a pair's half) writes
     exactly its fractals, bit for bit the numpy kernel's, every byte around them (gaps, the other batches, guards)
-    untouched."""
-    from fastcopy.kernels.elements import transpose_elements
+    untouched; also walked backward (``transpose_elements_turned``, the pair lane's calls in turn)."""
+    from fastcopy.kernels import elements
+
+    transpose_elements = elements.transpose_elements if backward is None else (
+        lambda *a: elements.transpose_elements_turned(*a, backward))
 
     n = 32 // w
     nb, span = 9, n * 32
@@ -78,11 +82,15 @@ def test_whole_fractals_write_their_batches_only(w, gap, part):
 @pytest.mark.parametrize("w", [1, 2, 4, 8])
 @pytest.mark.parametrize("tile", [0, 1, 2])
 @pytest.mark.parametrize("part", [(0, 5), (2, 3), (4, 5)])
-def test_one_whole_tile_a_batch_from_any_row(w, tile, part):
+@pytest.mark.parametrize("backward", [False, True])
+def test_one_whole_tile_a_batch_from_any_row(w, tile, part, backward):
     """The walk's loop for one whole contiguous tile a batch (LoadData's fractals) where the tile is not the
     first of its rows (a chunk of one tile of a longer ``a`` loop, as a one-batch pair half): the destination
-    rows and source columns it starts from, bit for bit the numpy kernel's, nothing else written."""
-    from fastcopy.kernels.elements import transpose_elements
+    rows and source columns it starts from, bit for bit the numpy kernel's, nothing else written; either way."""
+    from fastcopy.kernels.elements import transpose_elements_turned
+
+    def transpose_elements(*a):
+        transpose_elements_turned(*a, backward)
 
     n = 32 // w
     nb, na = 5, 3 * n  # (source rows 32 bytes apart hold n elements each: a row's later tiles read on)

@@ -64,7 +64,7 @@ def test_dense_pair_cut_on_a_line_each_part_and_nothing_else(n, shift):
     assert (buf.ctypes.data + 64 + cut) % 64 == 0 and abs(cut - n * config.PAIR_SHARE) <= 64
     for part in (0, 1):  # each chunk alone writes its part of the window and nothing else
         buf[:] = GUARD
-        KC.run_chunk(head, part)
+        KC.run_chunk(head, part, False)
         lo, hi = (0, cut) if part == 0 else (cut, n)
         want = np.full(buf.size, GUARD, np.uint8)
         want[64 + lo:64 + hi] = src[3 + lo:3 + hi]
@@ -128,6 +128,47 @@ def test_caller_takes_back_an_unclaimed_chunk_and_backs_off(monkeypatch):
     buf[:] = GUARD
     assert KC.pair(head) == KC.ALONE_BACKING_OFF and box[KC.LANE] == 42  # (not posted)
     assert np.array_equal(buf[64:64 + 12288], src[:12288])
+
+
+@pytest.mark.parametrize("w", [1, 2, 4, 8])
+def test_element_pairs_turn_at_every_call_and_stay_exact(monkeypatch, w):
+    """A pair of element transposes (one whole tile a batch) walks the other way at every call, on the caller's
+    side (the box's TURN) taken back, backing off and alone, and on the helper's side (the call number's parity):
+    the same bytes each time, nothing outside the window."""
+    monkeypatch.setattr(config, "SLOW_HELPER", 2.0)
+    box = _private_box()  # (no helper: nothing ever claims; calls are taken back, then run alone backing off)
+    n, nb = 32 // w, 37
+    span = n * 32
+    meta = abi.pack_transpose(w, (nb, span + 32, span + 64), (n, w, 32), (n, 32, w), (1, 1), False, (0, nb, 0, n))
+    rng = np.random.default_rng(w)
+    src = rng.integers(0, 256, nb * (span + 32) + 64, dtype=np.uint8)
+    buf = aligned_empty(nb * (span + 64) + 256)
+    want = np.full(buf.size, GUARD, np.uint8)
+    K.transpose_elements(want, 64, src, 5, meta)
+    head = crew._pair_head(box, crew.ELEMENTS, buf, 64, src, 5, recall._halves(meta, nb, n))
+    turns, codes = [], []
+    for _ in range(6):
+        buf[:] = GUARD
+        codes.append(KC.pair(head))
+        turns.append(int(box[KC.TURN]))
+        assert np.array_equal(buf, want)
+    assert turns == [1, 0, 1, 0, 1, 0] and KC.ALONE_BACKING_OFF in codes and KC.SHARED_CALL in codes
+    for g in (7, 8):  # the helper's side: chunk 1 of an odd call backward, of an even one forward
+        buf[:] = GUARD
+        box[KC.LANE_JOB], box[KC.LANE], box[KC.CLAIM], box[KC.STEAL] = head.ctypes.data, g, g - 1, 0
+        assert _help(box) and box[KC.LANE_DONE] == 2 * g
+        part = want.copy()
+        part[64:64 + int(head[KC.HEAD + 1 + abi.T_B_HI]) * (span + 64)] = GUARD
+        assert np.array_equal(buf, part)
+    for backward in (False, True):  # each chunk alone, either way: its part of the window, nothing else
+        for k in (0, 1):
+            buf[:] = GUARD
+            KC.run_chunk(head, k, backward)
+            cut = int(head[KC.HEAD + 1 + abi.T_B_HI])
+            lo, hi = (0, cut) if k == 0 else (cut, nb)
+            part = np.full(buf.size, GUARD, np.uint8)
+            part[64 + lo * (span + 64):64 + hi * (span + 64)] = want[64 + lo * (span + 64):64 + hi * (span + 64)]
+            assert np.array_equal(buf, part), (backward, k)
 
 
 @pytest.mark.parametrize("state", ["stopped", "locked", "asleep", "backing off"])

@@ -35,7 +35,7 @@ from numba import carray, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .elements import transpose_elements
+from .elements import transpose_elements_turned
 from .layout import copy_dense, copy_rows, fill_dense, transpose_blocks
 from .strided import copy_strided, fill_strided
 
@@ -54,7 +54,10 @@ LANE, LANE_JOB, CLAIM, LANE_DONE, STEAL = 56, 57, 64, 72, 80
 # call, and a count on their line, written after every call, measured ~0.04 us of each pair call (the line came
 # back from the helper's core first)
 HELPED = 65
-BOX_SIZE = 88
+# the caller's turn (kernels/elements.py: transpose_elements_turned), flipped at every pair call: on a line of its
+# own (the caller's slots' line is full; the lane's lines are read by the helper)
+TURN = 88
+BOX_SIZE = 96
 HEAD = NBYTES - KIND + 1  # a job header: the box's slots KIND..NBYTES
 # a header's slots (``h[H_...]``: the box's slots minus KIND)
 (H_KIND, H_NCHUNK, H_DADDR, H_DLEN, H_DBASE, H_SADDR, H_SLEN, H_SBASE, H_WIDTH, H_VALUE, H_NT, H_TADDR, H_TCOLS,
@@ -182,8 +185,9 @@ def _strided(h, meta, dt):
 
 
 @njit(nogil=True, cache=True)
-def run_chunk(h, k):
-    """Run chunk ``k`` of the job whose header is ``h`` (a header array, or the box's header slots)."""
+def run_chunk(h, k, backward):
+    """Run chunk ``k`` of the job whose header is ``h`` (a header array, or the box's header slots); ``backward``:
+    an element transpose of one whole tile a batch walks its batches last first (the same bytes)."""
     cols = h[H_TCOLS]
     row = carray(_voidptr(h[H_TADDR] + 8 * k * cols), cols, np.int64)
     kind = h[H_KIND]
@@ -205,7 +209,7 @@ def run_chunk(h, k):
     elif kind == ROWS:
         copy_rows(dst, h[H_DBASE], src, h[H_SBASE], row)
     elif kind == ELEMENTS:
-        transpose_elements(dst, h[H_DBASE], src, h[H_SBASE], row)
+        transpose_elements_turned(dst, h[H_DBASE], src, h[H_SBASE], row, backward)
     elif kind == DENSE:
         copy_dense(dst, h[H_DBASE] + row[0], src, h[H_SBASE] + row[0], row[1], h[H_NT] != 0)
     else:  # FILL_DENSE: src is the 4096-byte pattern page
@@ -241,7 +245,7 @@ def _work(box, back):
         k = _claim(box, back)
         if k < 0:
             return ran
-        run_chunk(h, k)
+        run_chunk(h, k, False)
         atomic_add(box, DONE, 1)
         ran += 1
 
@@ -299,7 +303,7 @@ def _help_pair(box):
     if atomic_load(box, STEAL) >= g:  # taken back (the caller waits for this word only if it saw the claim)
         atomic_store(box, LANE_DONE, 2 * g + 1)
         return False
-    run_chunk(carray(_voidptr(box[LANE_JOB]), HEAD, np.int64), 1)
+    run_chunk(carray(_voidptr(box[LANE_JOB]), HEAD, np.int64), 1, (g & 1) == 1)  # (in turn: its calls alternate)
     release_store(box, LANE_DONE, 2 * g)
     return True
 
@@ -422,9 +426,11 @@ def _join(box):
 
 
 @njit(inline="always")
-def _alone(head):
-    for k in range(head[H_NCHUNK]):
-        run_chunk(head, k)
+def _alone(head, backward):
+    """Every chunk on this thread; ``backward``: last first, each walked backward."""
+    n = head[H_NCHUNK]
+    for k in range(n):
+        run_chunk(head, n - 1 - k if backward else k, backward)
 
 
 @njit(inline="always")
@@ -470,7 +476,7 @@ def _go(box, head):
     big = head[H_NBYTES] >= box[T_WAKE_BYTES]
     code = _admit(box, big)
     if code:
-        _alone(head)
+        _alone(head, False)
         return code
     asleep = _publish(box, head, big or box[STREAK] > 0)
     waited = _join(box)
@@ -486,7 +492,7 @@ def go(box, head):
     box held by another thread, backing off, or a small job and a sleeping helper). Returns what it did
     (SHARED_CALL, WOKEN_CALL, ALONE_*)."""
     if not compare_swap(box, LOCK, 0, 1):
-        _alone(head)
+        _alone(head, False)
         return ALONE_BUSY
     code = _go(box, head)
     if code == SHARED_CALL or code == WOKEN_CALL:
@@ -500,9 +506,11 @@ def go(box, head):
 @njit(inline="always")
 def _pair(box, head):
     """A pair call (see :func:`pair`) under the box's lock."""
+    back = box[TURN] == 0  # (this thread's chunk walks the other way at every call, alone or not; the helper's in
+    box[TURN] = 1 if back else 0  # turn of the call numbers: kernels/elements.py, transpose_elements_turned)
     code = _admit(box, False)
     if code:
-        _alone(head)
+        _alone(head, back)
         return code
     g = box[LANE] + 1
     box[LANE_JOB] = head.ctypes.data
@@ -512,7 +520,7 @@ def _pair(box, head):
     release_store(box, LANE, g)
     asleep = atomic_load(box, SLEEPING) > 0
     t0 = rdtsc()
-    run_chunk(head, 0)
+    run_chunk(head, 0, back)
     t1 = rdtsc()
     own = max(t1 - t0, 1)
     spins = 0
@@ -521,7 +529,7 @@ def _pair(box, head):
         d = atomic_load(box, LANE_DONE)
         if d >= 2 * g:  # (a stale word of an earlier call is smaller)
             if d & 1:  # the helper found the chunk taken back by the test below while it claimed it
-                run_chunk(head, 1)
+                run_chunk(head, 1, back)
             break
         # not done within a quarter of the time of this thread's own chunk (a spinning helper claims a call in
         # ~0.2 us; or the helper fell asleep): take the chunk back unless a helper has claimed it (its word is
@@ -531,7 +539,7 @@ def _pair(box, head):
             if atomic_load(box, CLAIM) < g:  # no helper will run it: this thread does, and backs off
                 stolen = True
                 box[TAKEN_BACK] += 1  # (a statistic, as SHARED and ALONE)
-                run_chunk(head, 1)
+                run_chunk(head, 1, back)
                 break
         pause()
         spins += 1
@@ -555,7 +563,7 @@ def pair(head):
     it did (SHARED_CALL, ALONE_*)."""
     box = carray(_voidptr(head[P_BOX]), BOX_SIZE, np.int64)
     if atomic_load(box, STOP) != 0 or not compare_swap(box, LOCK, 0, 1):
-        _alone(head)
+        _alone(head, False)
         return ALONE_BUSY
     code = _pair(box, head)
     if code == SHARED_CALL:
