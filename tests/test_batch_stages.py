@@ -724,3 +724,31 @@ def test_a_point_whose_files_or_folder_fail_is_an_outcome_and_the_others_are_wri
     for i in (0, 5):
         assert _files(out / f"{i:04d}") == _files(tmp_path / "plain" / f"{i:04d}") if (
             _one_at_a_time(case, i, str(tmp_path / "plain" / f"{i:04d}"))[0]) else False
+
+
+def test_a_chunks_new_point_folders_cost_their_system_calls_and_no_more(tmp_path, monkeypatch):
+    """Written by run_chunk into a new case folder, each point folder costs a getpid, three mkdirs (the hidden
+    folder, input/, output/), one exclusive no-follow open per file and one rename; only the first point's target
+    is lstat-ed (before the parent is listed, once)."""
+    from fastcopy.golden import store
+
+    case = _sweep_case(tmp_path)
+    calls = []
+    for name in ("lstat", "stat", "mkdir", "open", "rename", "replace", "getpid", "listdir", "chmod"):
+        real = getattr(os, name)
+
+        def counting(*args, _name=name, _real=real, **kwargs):
+            calls.append(_name)
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(store.os, name, counting)  # (store's os is os: every caller counted while it runs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = work.run_chunk(case, 0, [0, 1, 4, 5], str(tmp_path / "out" / "case"))
+    monkeypatch.undo()
+    assert all(o.ok for o in got)
+    written = [c for c in calls if c != "stat"]  # (os.makedirs of the parent, once, may stat)
+    assert written.count("lstat") == 1 and written.count("listdir") == 1 and "chmod" not in written
+    assert written.count("rename") == 4 and "replace" not in written and written.count("getpid") >= 4
+    assert written.count("open") == 4 * 4
+    assert written.count("mkdir") - 2 == 4 * 3  # (+ os.makedirs of out/ and out/case)
