@@ -51,6 +51,26 @@ def test_transpose_elements_matches_numpy(w, nb, ta, ra, tc, rc, pad, split, see
 
 
 
+def _tiles_against_numpy(w, nb, sb, db, na, chunk, seed, backward, dbase, sbase):
+    """One element transpose of whole contiguous tiles (rows 32 bytes apart on both sides) into a destination of
+    POISON, bit for bit the numpy kernel's (``backward``: None for ``transpose_elements``, else the flag of
+    ``transpose_elements_turned``); returns the destination."""
+    from fastcopy.kernels import elements
+
+    n = 32 // w
+    meta = abi.pack_transpose(w, (nb, sb, db), (na, w, 32), (n, 32, w), (1, 1), False, chunk)
+    src = np.random.default_rng(seed).integers(0, 256, nb * sb + 256, dtype=np.uint8)
+    got = np.full(nb * db + 256, POISON, np.uint8)
+    want = got.copy()
+    if backward is None:
+        elements.transpose_elements(got, dbase, src, sbase, meta)
+    else:
+        elements.transpose_elements_turned(got, dbase, src, sbase, meta, backward)
+    npkernels.transpose_elements(want, dbase, src, sbase, meta)
+    assert np.array_equal(got, want)
+    return got
+
+
 @pytest.mark.parametrize("w", [1, 2, 4, 8])
 @pytest.mark.parametrize("gap", [0, 64 + 8])
 @pytest.mark.parametrize("part", [(0, 9), (0, 4), (4, 9), (8, 9), (3, 5)])
@@ -60,24 +80,12 @@ def test_whole_fractals_write_their_batches_only(w, gap, part, backward):
     load), which asks for its destination lines ahead of its stores: a range of batches (a pair's half) writes
     exactly its fractals, bit for bit the numpy kernel's, every byte around them (gaps, the other batches, guards)
     untouched; also walked backward (``transpose_elements_turned``, the pair lane's calls in turn)."""
-    from fastcopy.kernels import elements
-
-    transpose_elements = elements.transpose_elements if backward is None else (
-        lambda *a: elements.transpose_elements_turned(*a, backward))
-
     n = 32 // w
-    nb, span = 9, n * 32
-    sb, db = span + 32, span + gap
-    meta = abi.pack_transpose(w, (nb, sb, db), (n, w, 32), (n, 32, w), (1, 1), False, (part[0], part[1], 0, n))
-    rng = np.random.default_rng(w * 10 + gap)
-    src = rng.integers(0, 256, nb * sb + 64, dtype=np.uint8)
-    got = np.full(nb * db + 256, POISON, np.uint8)
-    want = got.copy()
-    transpose_elements(got, 64, src, 5, meta)
-    npkernels.transpose_elements(want, 64, src, 5, meta)
-    assert np.array_equal(got, want)
-    written = np.flatnonzero(want != POISON)
+    span, db = n * 32, n * 32 + gap
+    got = _tiles_against_numpy(w, 9, span + 32, db, n, (part[0], part[1], 0, n), w * 10 + gap, backward, 64, 5)
+    written = np.flatnonzero(got != POISON)
     assert written.min() >= 64 + part[0] * db and written.max() < 64 + (part[1] - 1) * db + span
+
 
 @pytest.mark.parametrize("w", [1, 2, 4, 8])
 @pytest.mark.parametrize("tile", [0, 1, 2])
@@ -87,23 +95,9 @@ def test_one_whole_tile_a_batch_from_any_row(w, tile, part, backward):
     """The walk's loop for one whole contiguous tile a batch (LoadData's fractals) where the tile is not the
     first of its rows (a chunk of one tile of a longer ``a`` loop, as a one-batch pair half): the destination
     rows and source columns it starts from, bit for bit the numpy kernel's, nothing else written; either way."""
-    from fastcopy.kernels.elements import transpose_elements_turned
-
-    def transpose_elements(*a):
-        transpose_elements_turned(*a, backward)
-
     n = 32 // w
-    nb, na = 5, 3 * n  # (source rows 32 bytes apart hold n elements each: a row's later tiles read on)
-    sb, db = 4 * n * 32 + 16, na * 32 + 64
-    lo = tile * n
-    meta = abi.pack_transpose(w, (nb, sb, db), (na, w, 32), (n, 32, w), (1, 1), False, (*part, lo, lo + n))
-    rng = np.random.default_rng(w + 7 * tile)
-    src = rng.integers(0, 256, nb * sb + 256, dtype=np.uint8)
-    got = np.full(nb * db + 256, POISON, np.uint8)
-    want = got.copy()
-    transpose_elements(got, 32, src, 3, meta)
-    npkernels.transpose_elements(want, 32, src, 3, meta)
-    assert np.array_equal(got, want)
+    db, lo = 3 * n * 32 + 64, tile * n  # (source rows 32 bytes apart hold n elements each: later tiles read on)
+    got = _tiles_against_numpy(w, 5, 4 * n * 32 + 16, db, 3 * n, (*part, lo, lo + n), w + 7 * tile, backward, 32, 3)
     inside = np.zeros(got.size, bool)
     for ib in range(*part):
         inside[32 + ib * db + lo * 32:32 + ib * db + (lo + n) * 32] = True
