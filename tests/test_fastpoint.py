@@ -401,3 +401,24 @@ def test_a_fresh_op_uses_the_cache_once_its_plans_repeat(monkeypatch):
         for i in range(64, 128):  # (the same points again: their plans repeat, and are kept from now on)
             run_program(case.point(i), reuse=True)
         assert datacopy._plan_params.cache_info().currsize >= 63
+
+
+def test_on_chip_outputs_outlive_the_next_points(monkeypatch):
+    """A batch runs a group of points, then writes them: an on-chip output the runner returns (zLocal) is a copy,
+    not a view of the thread's pipe, which the next point restarts and fills again."""
+    case = _runner_case()
+    monkeypatch.setattr(config, "RUNNER_POINTS", 1)
+    kept = []
+    with small_calls_in_numpy():
+        for i in range(len(case)):
+            prog = case.point(i)
+            try:
+                kept.append((prog, run_program(prog, reuse=True)))
+            except CaseRunError:  # (the 5000-burst points fail in the planner)
+                continue
+        runner = case._holes.runs.runner
+        assert callable(runner) and len(kept) > 10
+        assert all(fastpoint._try(runner, prog) is not None for prog, _ in kept[1:])  # (the runner ran them)
+        for prog, result in kept:  # (the engine on a new pipe of its own, after every point has run)
+            assert "zLocal" in result.outputs
+            _same_results(run_program(prog), result)
