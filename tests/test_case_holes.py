@@ -198,3 +198,56 @@ def test_the_bench_sweep_straight_line(monkeypatch):
     case.point(0)
     assert callable(case._holes.straight)
     _same_points(case, range(0, 1000, 3))
+
+
+#: an int parameter hole (a count, uint32_t) that leaves its range at later points
+_COUNTS = """\
+name = "counts"
+product = "ATLAS_A2"
+seed = 5
+outputs = ["yGm"]
+
+[sweep]
+c = [16, 32, -16, 4294967296, 4294967295, 64, -1, 48]
+
+[buffers.xGm]
+dtype = "half"
+shape = [128]
+init = {kind = "uniform", low = -1.0, high = 1.0}
+
+[buffers.xLocal]
+position = "VECIN"
+dtype = "half"
+count = 128
+
+[buffers.yGm]
+dtype = "half"
+shape = [128]
+
+[[ops]]
+api = "DataCopy"
+dst = "xLocal"
+src = "xGm"
+params = {count = "=c"}
+
+[[ops]]
+api = "DataCopy"
+dst = "yGm"
+src = "xLocal"
+params = {count = 128}
+"""
+
+
+def test_the_straight_line_point_checks_an_int_parameters_range(monkeypatch):
+    """An int parameter outside its C++ type's range (count: uint32_t) at a point made by the straight-line
+    function is the compiler's error, as it is at a point made by the template's loop."""
+    from fastcopy import config
+
+    monkeypatch.setattr(config, "RUNNER_POINTS", 1)
+    case = _holes_case(_COUNTS)
+    assert case._holes is not None
+    case.point(0)
+    assert callable(case._holes.straight)
+    outcomes = [_outcome(lambda: case.point(i)) for i in range(len(case))]
+    assert sum(o.startswith("CaseError") for o in outcomes) == 3
+    _same_points(case, range(len(case)))
