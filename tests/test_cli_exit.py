@@ -21,6 +21,7 @@ PROBE = ("import atexit, gc, sys\n"
 
 def _run(code: str, *args) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.pop("PYTHONUNBUFFERED", None)  # (set, Python's and the C library's stdout are unbuffered: nothing to lose)
     return subprocess.run([sys.executable, "-c", PROBE + code, *args], capture_output=True, text=True, env=env,
                           cwd=str(ROOT), timeout=300)
 
@@ -74,6 +75,8 @@ ctypes.CDLL(None).printf(b"c-level\\n")  # (held in the C library's buffer)
 
 
 def test_end_process_runs_the_exit_steps_anyone_sees_and_skips_the_teardown():
+    lost = _run(_END + "import os\nos._exit(3)\n")  # (the buffers are real: os._exit alone loses them)
+    assert lost.returncode == 3 and sorted(lost.stdout.split()) == []
     fast = _run(_END + "end_process(3)\n")
     assert fast.returncode == 3, fast.stderr
     assert sorted(fast.stdout.split()) == ["atexit", "buffered", "c-level", "thread"]
