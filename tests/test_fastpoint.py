@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 import pickle
+import sys
 import warnings
 
 import numpy as np
@@ -422,3 +423,50 @@ def test_on_chip_outputs_outlive_the_next_points(monkeypatch):
         for prog, result in kept:  # (the engine on a new pipe of its own, after every point has run)
             assert "zLocal" in result.outputs
             _same_results(run_program(prog), result)
+
+
+def test_threads_running_one_cases_points_at_once(monkeypatch):
+    """Two threads run the points of one case at once (each on its own pipe), the runner made while both run:
+    every point is the engine's, and the runner is kept."""
+    import threading
+
+    case = _runner_case()
+    monkeypatch.setattr(config, "RUNNER_POINTS", 4)
+    got, errors = {}, []
+    start = threading.Barrier(2)
+
+    def worker(indices):
+        try:
+            start.wait()
+            with small_calls_in_numpy():
+                for _ in range(10):
+                    for i in indices:
+                        prog = case.point(i)
+                        try:  # (no catch_warnings here: it swaps the process's filters under the other thread)
+                            result = run_program(prog, reuse=True)
+                        except CaseRunError as exc:
+                            result = (type(exc.cause), str(exc))
+                        got.setdefault(i, []).append((prog, result))
+        except BaseException as exc:  # noqa: BLE001 - reported by the test's thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(range(k, len(case), 2),)) for k in (0, 1)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # (the threads take turns inside points, not between them)
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors, errors
+    assert callable(case._holes.runs.runner)
+    with small_calls_in_numpy():
+        for i, runs in sorted(got.items()):
+            for prog, fast in runs:
+                general, _ = _outcome(run_program, prog)  # (a new pipe of its own)
+                if isinstance(general, tuple):
+                    assert fast == general, i
+                else:
+                    _same_results(general, fast)
