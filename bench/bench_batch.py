@@ -280,9 +280,12 @@ def _breakdown(points, repeat, tmp, numpy_gen_data, load_case, run_program, writ
             results = [run_program(p, reuse=True) for p in progs]
             rows["run (run_program, reused TPipe)"].append(time.perf_counter() - t)
             out = os.path.join(root, f"fc{r}")
+            os.mkdir(out)
+            at = os.path.abspath(out)  # (a batch makes its case folder's absolute path once per chunk)
             t = time.perf_counter()
             for i, res in enumerate(results):
-                write_point(res, os.path.join(out, f"{i:04d}"))
+                name = f"{i:04d}"
+                write_point(res, os.path.join(out, name), (at, name))
             rows["write (write_point, as a batch)"].append(time.perf_counter() - t)
             from fastcopy.golden.work import run_chunk
 
