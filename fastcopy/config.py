@@ -88,11 +88,12 @@ PREPARED_CALLS = 64
 PAIR_BYTES = 32 << 10
 PAIR_SHARE = 0.6
 #: the caller's share of a pair-split element transpose (LoadData ifTranspose: 16x16 fractals, the share counted
-#: in whole batches): with the walk that stores whole 64-byte registers (kernels/elements.py) the two sides balance
-#: nearer half (64 KiB ifTranspose through LoadData, four shares bound in one process, interleaved, chrt: 0.55
-#: 1.14-1.19x np.copyto, 0.6 1.03-1.17x, 0.5 1.01-1.05x; the plain tile's memcpy stays best at 0.6: 1.23-1.32x
-#: against 1.14-1.17x at 0.55)
-PAIR_SHARE_ELEMENTS = 0.55
+#: in whole batches), apart from the dense copies' PAIR_SHARE. With the 64-byte-store walk alone 0.55 measured best
+#: (through LoadData, four shares bound in one process: 0.55 1.14-1.19x np.copyto, 0.6 1.03-1.17x, 0.5 1.01-1.05x);
+#: with the walks in turn (kernels/elements.py: transpose_elements_turned) 0.6 again (the bare pair call 0.95-1.01
+#: us against 0.99-1.09 at 0.55; bench/cube_in.py "64 KiB" with its numpy way, three runs: 1.27-1.40 against
+#: 1.34-1.45 us a call)
+PAIR_SHARE_ELEMENTS = 0.6
 #: after a pair call the helper spins PAIR_SPIN_US (not SPIN_US) before it sleeps: a tile loop's other work between
 #: two loads (an Mmad of the tile: ~260 us; numpy between calls) must not put it to sleep (a wake-up costs the
 #: caller a system call and the helper 15-90 us to come). Measured interleaved with the transposed tile's numpy
@@ -113,6 +114,14 @@ WAKE_GAP = 0.002
 #: 2, 4, ... up to MAX_BACKOFF of them, until a shared call goes well again (on a quiet machine a helper whose
 #: chunk is in the other core's cache measured up to ~1.5x the caller's time: 0.5 backed off wrongly)
 SLOW_HELPER = 2.0
+#: a pair call (fastcopy/kernels/crew.py: pair, a whole 64 KiB tile) backs off only past PAIR_SLOW_FACTOR x
+#: SLOW_HELPER: its own share is ~0.5 us, the hand-off alone ~0.35 us of it, and the first call after a pause of
+#: ~1 ms (the bench's numpy way between its batches; a tile loop's other work) meets a helper whose core went
+#: cold; judged at 2x, one such call started a back-off whose trial met a helper just woken again, and the
+#: transposed 64 KiB row ran its calls alone (bench/cube_in.py "64 KiB": 1581-1905 of 1919 calls alone, 0.89x
+#: np.copyto; judged at 4x: 1803-1874 of 1919 shared, 1.04-1.14x; main before the faster walks, whose longer own
+#: share kept under the bound: 1.06-1.20x)
+PAIR_SLOW_FACTOR = 2.0
 MAX_BACKOFF = 256
 #: a repeated call's single contiguous copy of at least HOT_BYTES is shared with a helper that is awake (a call
 #: came within its spin window, as in a loop of copies), in one piece per thread (fastcopy/dma/crew.py: dense_job;

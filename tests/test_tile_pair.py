@@ -171,6 +171,22 @@ def test_element_pairs_turn_at_every_call_and_stay_exact(monkeypatch, w):
             assert np.array_equal(buf, part), (backward, k)
 
 
+@pytest.mark.parametrize("slow, factor", [(2.0, 2.0), (2.0, 1.0), (float("inf"), 2.0)])
+def test_pair_calls_back_off_at_their_own_bound(monkeypatch, slow, factor):
+    """A pair call is judged against PAIR_SLOW_FACTOR x SLOW_HELPER (its own share is short), a crew job against
+    SLOW_HELPER; an infinite SLOW_HELPER never backs off either."""
+    monkeypatch.setattr(config, "SLOW_HELPER", slow)
+    monkeypatch.setattr(config, "PAIR_SLOW_FACTOR", factor)
+    box = _private_box()
+    big = 1 << 62
+    assert box[KC.T_SLOW] == (big if slow == float("inf") else int(slow * 1024))
+    assert box[KC.T_PAIR_SLOW] == (big if slow == float("inf") else int(slow * factor * 1024))
+    head, buf, src = _head(box, 12288, 5)
+    assert KC.pair(head) == KC.SHARED_CALL  # (no helper: taken back, which is a slow helper at any finite bound)
+    assert box[KC.SKIP] == (0 if slow == float("inf") else 2)
+    assert np.array_equal(buf[64:64 + 12288], src[:12288])
+
+
 @pytest.mark.parametrize("state", ["stopped", "locked", "asleep", "backing off"])
 def test_pair_runs_alone_without_posting(state):
     box = _private_box()

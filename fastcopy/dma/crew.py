@@ -80,6 +80,8 @@ def tune(box=None) -> None:
     box[crew.T_GAP] = int(config.WAKE_GAP * 1e6 * ticks)
     slow = config.SLOW_HELPER * 1024
     box[crew.T_SLOW] = big if slow >= big else int(slow)
+    slow *= config.PAIR_SLOW_FACTOR
+    box[crew.T_PAIR_SLOW] = big if slow >= big else int(slow)
     box[crew.T_MAX_BACKOFF] = max(1, int(config.MAX_BACKOFF))
     box[crew.T_POLL] = max(1, int(config.POLL_PAUSES))
     box[crew.T_WAKE_AFTER] = max(1, int(config.WAKE_AFTER))

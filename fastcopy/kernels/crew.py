@@ -57,6 +57,8 @@ HELPED = 65
 # the caller's turn (kernels/elements.py: transpose_elements_turned), flipped at every pair call: on a line of its
 # own (the caller's slots' line is full; the lane's lines are read by the helper)
 TURN = 88
+# the pair lane's own back-off bound (the policy slots' line is full: on the TURN line, written by tune() only)
+T_PAIR_SLOW = 89
 BOX_SIZE = 96
 HEAD = NBYTES - KIND + 1  # a job header: the box's slots KIND..NBYTES
 # a header's slots (``h[H_...]``: the box's slots minus KIND)
@@ -459,10 +461,11 @@ def _admit(box, big):
 
 
 @njit(inline="always")
-def _judge(box, waited):
+def _judge(box, waited, slow):
     """After a shared call: back off when a spinning helper held it up (``waited``: the caller's wait per tick
-    of its own work, x 1024) longer than ``T_SLOW`` (the machine is busy)."""
-    if waited > box[T_SLOW]:
+    of its own work, x 1024) longer than ``slow`` (the box's ``T_SLOW``, or ``T_PAIR_SLOW`` for a pair call: the
+    machine is busy)."""
+    if waited > slow:
         b = min(2 * box[BACKOFF], box[T_MAX_BACKOFF])
         box[BACKOFF] = b
         box[SKIP] = b
@@ -482,7 +485,7 @@ def _go(box, head):
     waited = _join(box)
     if asleep:  # (a helper woken for this call is late by its wake-up: no verdict on the machine)
         return WOKEN_CALL
-    _judge(box, waited)
+    _judge(box, waited, box[T_SLOW])
     return SHARED_CALL
 
 
@@ -545,7 +548,7 @@ def _pair(box, head):
         spins += 1
         if spins % box[T_POLL] == 0:
             _sched_yield()
-    _judge(box, (1 << 62) if stolen else (rdtsc() - t1) * 1024 // own)
+    _judge(box, (1 << 62) if stolen else (rdtsc() - t1) * 1024 // own, box[T_PAIR_SLOW])
     return SHARED_CALL
 
 
