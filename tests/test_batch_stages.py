@@ -752,3 +752,27 @@ def test_a_chunks_new_point_folders_cost_their_system_calls_and_no_more(tmp_path
     assert written.count("rename") == 4 and "replace" not in written and written.count("getpid") >= 4
     assert written.count("open") == 4 * 4
     assert written.count("mkdir") - 2 == 4 * 3  # (+ os.makedirs of out/ and out/case)
+
+
+def test_a_chunk_removes_dead_writers_leftovers_of_every_folder_it_writes(tmp_path):
+    """A case folder listed once per process: the hidden folders that writers which no longer run left for each
+    point folder a chunk writes are removed (the second, third, ... folder of the chunk too, from the one
+    listing), a live writer's and those of folders not written are kept."""
+    case = _sweep_case(tmp_path)
+    out = tmp_path / "out" / "case"
+    out.mkdir(parents=True)
+    dead, live = 999999999, os.getpid()
+    left = {}
+    for name, pid in [("0000", live), ("0001", dead), ("0003", dead), ("0004", dead), ("0005", dead)]:
+        for kind in ("new", "old"):
+            p = out / f".{name}.fastcopy-{kind}-{pid}-x{kind}"
+            p.mkdir()
+            (p / "junk").write_text("x")
+            left[p] = name
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = work.run_chunk(case, 0, [0, 1, 3, 4, 5], str(out))
+    assert [o.ok for o in got] == [True, True, False, True, True]  # (point 3 fails: its folder is not written)
+    kept = sorted(p.name for p in left if p.exists())
+    assert kept == sorted(p.name for p, name in left.items() if name in ("0000", "0003")), kept
+    assert sorted(n for n in os.listdir(out) if not n.startswith(".")) == ["0000", "0001", "0004", "0005"]
