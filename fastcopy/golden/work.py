@@ -81,8 +81,12 @@ def point_dir(case_dir: str, case: Case, index: int) -> str:
     """``case_dir`` for a case without sweeps, ``case_dir/NNNN`` for sweep point ``index``."""
     if not case.is_sweep:
         return case_dir
-    width = max(4, len(str(len(case) - 1)))
-    return os.path.join(case_dir, f"{index:0{width}d}")
+    return os.path.join(case_dir, f"{index:0{_name_width(case)}d}")
+
+
+def _name_width(case: Case) -> int:
+    """Digits of a sweep point's folder name: at least 4, enough for the case's last index."""
+    return max(4, len(str(len(case) - 1)))
 
 
 def run_chunk(case: Case, case_no: int, indices, case_dir: str, strict: bool = False,
@@ -106,7 +110,7 @@ def _point_dirs(case_dir: str, case: Case, indices) -> list:
     the parent made absolute once for the chunk."""
     if not case.is_sweep:
         return [(pi, case_dir, None) for pi in indices]
-    width = max(4, len(str(len(case) - 1)))
+    width = _name_width(case)
     head, parent = os.path.join(case_dir, ""), os.path.abspath(case_dir)  # (join(d, n) is join(d, "") + n)
     return [(pi, head + name, (parent, name)) for pi in indices for name in (f"{pi:0{width}d}",)]
 
