@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 import pickle
-import sys
 import warnings
 
 import numpy as np
@@ -428,16 +427,15 @@ def test_on_chip_outputs_outlive_the_next_points(monkeypatch):
 def test_threads_running_one_cases_points_at_once(monkeypatch):
     """Two threads run the points of one case at once (each on its own pipe), the runner made while both run:
     every point is the engine's, and the runner is kept."""
-    import threading
+    from threads_util import in_two_threads
 
     case = _runner_case()
     monkeypatch.setattr(config, "RUNNER_POINTS", 4)
     got, errors = {}, []
-    start = threading.Barrier(2)
 
-    def worker(indices):
+    def worker(k):
+        indices = range(k, len(case), 2)
         try:
-            start.wait()
             with small_calls_in_numpy():
                 for _ in range(10):
                     for i in indices:
@@ -450,16 +448,7 @@ def test_threads_running_one_cases_points_at_once(monkeypatch):
         except BaseException as exc:  # noqa: BLE001 - reported by the test's thread
             errors.append(exc)
 
-    threads = [threading.Thread(target=worker, args=(range(k, len(case), 2),)) for k in (0, 1)]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # (the threads take turns inside points, not between them)
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    finally:
-        sys.setswitchinterval(interval)
+    in_two_threads(worker)  # (the threads take turns inside points, not between them)
     assert not errors, errors
     assert callable(case._holes.runs.runner)
     with small_calls_in_numpy():

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import pathlib
 import re
-import sys
-import threading
 import warnings
 
 import numpy as np
@@ -25,6 +23,7 @@ from fastcopy import config
 from fastcopy.golden import load_case, run_program
 from fastcopy.memory import Memory
 from fastcopy.products import Phys
+from threads_util import in_two_threads
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 UB = 8192
@@ -288,21 +287,6 @@ def test_nothing_outside_memory_reads_the_hidden_state():
 
 
 # ------------------------------------------------------------------------------------------ threads
-def in_two_threads(work) -> None:
-    """``work(0)`` and ``work(1)`` at once, switching threads often (a lost update between them shows)."""
-    gate = threading.Barrier(2)
-    threads = [threading.Thread(target=lambda k=k: (gate.wait(), work(k))) for k in (0, 1)]
-    switch = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        for th in threads:
-            th.start()
-        for th in threads:
-            th.join()
-    finally:
-        sys.setswitchinterval(switch)
-
-
 @pytest.mark.parametrize("ranges", [2, 64])
 def test_threads_marking_one_lazy_buffer(mode, ranges):
     """Two threads write disjoint tensors of one lazy buffer (whole copies, SetValue): no range is lost, also
