@@ -130,6 +130,50 @@ def test_one_loop_builder(count, inner, burst, sstride, back, soff, doff, src_re
     assert_general_plan(step, sig(size, src_res), sig(size, dst_res), warnings)
 
 
+@st.composite
+def dense_moves(draw):
+    """One Move of one offset whose loops write the destination densely (the bursts of a transpose of blocks, an
+    NZ2ND of several fractal columns: destination strides the products of the inner counts, in any order, either
+    sign), the source strides anything; loops of one pass, loops that fold into the burst, element transposes
+    (bursts under 32 bytes), tiled reads and loops of no pass among them."""
+    burst = draw(st.sampled_from([1, 2, 4, 8, 16, 24, 32, 64, 96]))
+    fold = draw(st.sampled_from([1, 1, 2]))  # (2: an inner loop that folds into the burst)
+    counts = draw(st.lists(st.sampled_from([0, 1, 2, 3, 5, 16, 70]), min_size=2, max_size=5))
+    order = draw(st.permutations(range(len(counts))))
+    strides, extent = [0] * len(counts), burst * fold
+    for k in order:  # (innermost of the destination first)
+        strides[k] = extent * draw(st.sampled_from([1, 1, 1, -1]))
+        extent *= max(counts[k], 1)
+    src = [draw(st.sampled_from([0, burst, -burst, 32, 96, 1024, 1100, -700])) for _ in counts]
+    loops = tuple(zip(counts, src, strides)) + (((2, burst, burst),) if fold == 2 else ())
+    lo = -min(0, sum((max(c, 1) - 1) * d for c, _, d in loops))
+    slo = -min(0, sum((max(c, 1) - 1) * s for c, s, _ in loops))
+    return Move((slo + draw(st.integers(0, 40)),), (lo + draw(st.integers(0, 40)),), burst, loops)
+
+
+@settings(max_examples=300, deadline=None)
+@given(step=dense_moves(), src_res=st.integers(0, 63), dst_res=st.integers(0, 63), room=st.integers(-200, 1 << 15),
+       warn=st.booleans())
+def test_dense_loops_builder(step, src_res, dst_res, room, warn):
+    """Bursts written densely by two or more loops (after folding), in and out of bounds: the plan (and error) of
+    the general lowering."""
+    from fastcopy.dma.steps import footprint
+
+    read, write, _ = footprint(step)
+    size = max(read[1], write[1]) + room
+    assert_general_plan(step, sig(max(size, 0), src_res), sig(max(size, 0), dst_res), ("a warning",) if warn else ())
+
+
+def test_dense_loops_builder_takes_nz2nd():
+    """An NZ2ND of two fractal columns (the report's row) is built by the dense-loops builder."""
+    from fastcopy.dma import lower as lower_mod
+
+    step = Move((0,), (0,), 32, ((2, 40 * 32, 32), (40, 32, 64)))
+    plan = lower_mod._dense_loops("T", step, sig(1 << 13, 0), sig(1 << 13, 0), (), 32, step.loops[::-1])
+    assert plan is not None and plan.dense
+    assert same(plan, general_plan("T", (step,), sig(1 << 13, 0), sig(1 << 13, 0), small=False))
+
+
 def assert_general_plan(step, src, dst, warnings=()) -> None:
     """``make_plan`` of one step gives the general lowering's plan, or raises its OutOfBoundsError."""
     try:

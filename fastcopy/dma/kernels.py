@@ -73,6 +73,14 @@ def loaded() -> bool:
     return globals()["copy_strided"] is not _copy_strided and globals()["copy_strided"] is not npkernels.copy_strided
 
 
+def numpy_copies() -> bool:
+    """Whether a ``copy_strided`` call may still run on the numpy kernels (pinned, or the stand-in still in place):
+    only then do new plans carry the byte views of :func:`fastcopy.dma.npkernels.byte_views` (with numba loaded
+    :func:`copy_in_numpy` is False for every call, so views made then were never read: 1-3 us of a new plan)."""
+    cs = globals()["copy_strided"]
+    return cs is _copy_strided or cs is npkernels.copy_strided
+
+
 def _small(view, meta) -> bool:
     """Whether a call is small enough for numpy (and early enough in the process)."""
     return _small_list(view, meta) is not None

@@ -18,6 +18,7 @@ import numpy as np
 from .. import config
 from ..errors import OutOfBoundsError
 from . import abi, npkernels
+from . import kernels as K
 from .abi import MAX_LOOPS
 from .steps import Convert, Fill, Move, check_span, footprint, step_spans, written
 
@@ -614,7 +615,9 @@ def _single_burst(api: str, steps, src, dst, warnings):
     else:
         burst, loops = optimise_loops(burst, loops, 2, 1)
     if loops:
-        return _one_loop(api, step, src, dst, warnings, burst, loops) if len(loops) == 1 else None
+        if len(loops) == 1:
+            return _one_loop(api, step, src, dst, warnings, burst, loops)
+        return _dense_loops(api, step, src, dst, warnings, burst, loops)
     if burst >= config.LAYOUT_BYTES or burst >= config.PARALLEL_BYTES or burst <= 0:
         return None
     s0, d0 = step.src_offs[0], step.dst_offs[0]
@@ -632,8 +635,8 @@ def _single_burst(api: str, steps, src, dst, warnings):
     _check_one(api, ks.doffs[0], 0, ks.burst, w, dst_res % w, write)
     _check_one(api, ks.soffs[0], 0, ks.burst, w, src_res % w, read)
     # (the byte views npkernels.byte_views makes of this meta, from its fields: one burst)
-    fast = None if warnings else (w, meta, write, (burst, None, None, ((d0, s0),)) if burst <= config.SMALL_BYTES
-                                  else None)
+    fast = None if warnings else (w, meta, write, (burst, None, None, ((d0, s0),))
+                                  if burst <= config.SMALL_BYTES and K.numpy_copies() else None)
     return _new(Plan, (api, steps, (ks,), read, write, tuple(warnings), False, burst, True, (), fast, ()))
 
 
@@ -685,15 +688,67 @@ def _one_loop(api: str, step, src, dst, warnings, burst: int, loops):
     _check_one(api, ks.doffs[0], (c - 1) * du, ks.burst, w, dr, write)
     # (the byte views npkernels.byte_views makes of this meta, from its fields: c bursts)
     fast = None if warnings else (w, meta, write, ((c, burst), (b, 1), (a, 1), ((d0, s0),))
-                                  if burst * c <= config.SMALL_BYTES else None)
+                                  if burst * c <= config.SMALL_BYTES and K.numpy_copies() else None)
     return _new(Plan, (api, (step,), (ks,), read, write, tuple(warnings), False, burst * c, True, (), fast, ()))
+
+
+def _dense_loops(api: str, step, src, dst, warnings, burst: int, loops):
+    """The plan of one Move of one offset whose loops fold to two or more loops writing the destination densely
+    (every byte of the write span exactly once: an NZ2ND of several fractal columns, rows of whole ND2NZ blocks),
+    built directly: the Plan that :func:`_small_plan` makes of it (a test holds them equal, errors included), from
+    the folded loops alone. None, having raised nothing, when the step is not that (gaps between the written
+    bursts need plane marks; element transposes, tiled reads and large steps take other kernels)."""
+    nl = len(loops)
+    last = loops[-1]
+    if nl > MAX_LOOPS or burst <= 0 or (last[0] > config.TILE and abs(last[1]) >= config.TILE_STRIDE) or (
+            burst < 32 and _element_loops(burst, loops) is not None):
+        return None  # (what lower_small declines)
+    s0, d0 = step.src_offs[0], step.dst_offs[0]
+    rlo = rhi = s0
+    wlo = whi = d0
+    nbytes = g = burst
+    for c, a, b in loops:  # (the spans: footprint's, from the folded loops: the same extents)
+        if c < 2:
+            return None  # (a loop of no pass: nothing written)
+        nbytes *= c
+        x, y = (c - 1) * a, (c - 1) * b
+        if x > 0:
+            rhi += x
+        else:
+            rlo += x
+        if y > 0:
+            whi += y
+        else:
+            wlo += y
+        g = gcd(g, a, b)
+    whi += burst
+    if nbytes != whi - wlo or nbytes >= config.LAYOUT_BYTES or nbytes >= config.PARALLEL_BYTES:
+        return None
+    read, write = (rlo, rhi + burst), (wlo, whi)
+    check_span(api, "read", read, src.nbytes, "source")
+    check_span(api, "write", write, dst.nbytes, "destination")
+    src_res, dst_res = src.host_mod, dst.host_mod
+    g = gcd(g, dst_res + d0, src_res + s0)  # the widest view (as _width)
+    w = 8 if g % 8 == 0 else 4 if g % 4 == 0 else 2 if g % 2 == 0 else 1
+    doffs, soffs, bu = ((dst_res % w + d0) // w,), ((src_res % w + s0) // w,), burst // w
+    lu = abi.NO_LOOPS[nl:] + tuple([(c, a // w, b // w) for c, a, b in loops])
+    c0 = lu[0][0]
+    orig = step if burst == step.burst and loops == step.loops else _new(Move, (step.src_offs, step.dst_offs, burst,
+                                                                               loops))
+    meta = abi.pack_whole(bu, lu, c0, doffs, soffs)
+    ks = _kstep("copy", w, doffs, soffs, bu, lu, _ZERO64, True, orig, _CHUNK1 if c0 == 1 else ((0, 1, 0, c0),), (),
+                (meta,))
+    _check_small(api, ks, read, src_res, False)  # (what was lowered, from its fields)
+    _check_small(api, ks, write, dst_res, True)
+    fast = None if warnings else _fast(w, meta, write, nbytes, dst_res, src_res)
+    return _new(Plan, (api, (step,), (ks,), read, write, tuple(warnings), False, nbytes, True, (), fast, ()))
 
 
 def _fast(w: int, meta: np.ndarray, marks, nbytes: int, dst_res: int, src_res: int) -> tuple:
     """A plan's hot-path arguments (see :class:`Plan`): the copy's byte views for the numpy kernels when the call
     is small enough for them (one chunk, at most ``config.SMALL_BYTES``)."""
     views = None
-    if meta.ndim == 1 and nbytes <= config.SMALL_BYTES:
+    if meta.ndim == 1 and nbytes <= config.SMALL_BYTES and K.numpy_copies():
         views = npkernels.byte_views(meta.tolist(), w, dst_res, src_res)
     return (w, meta, marks, views)
 
