@@ -41,6 +41,7 @@ MAX_PAD_BYTES = 65535  # rule 7: 16-bit byte length of the GM->UB DataCopyPad en
 MAX_GAP_BLOCKS = 65535  # 16-bit gap fields in 32-byte blocks
 MAX_PAD_GAP_BYTES = 2**32 - 1  # uint32 GM stride of DataCopyPad on Atlas A2/A3
 _INFERENCE = Product.ATLAS_INFERENCE_AICORE
+_A2A3 = (Product.ATLAS_A2, Product.ATLAS_A3)
 _SIDES = ("srcSliceInfo", "dstSliceInfo")
 START, END, STRIDE, BURST, SHAPE = range(5)  # SliceInfo.key() positions
 
@@ -105,9 +106,14 @@ def plan_keys(dkeys, skeys, dim_value, src, dst, product, loop, gm_shape):
     """Validate (semantics.md §7.2, §11.8-§11.10) and plan; pure function of hashable values. ``gm_shape``: the numpy
     shape of the GlobalTensor, needed only when a shapeValue is 0."""
     call = Call(API, product, src, dst)
-    if not SliceInfo.types_implied(product):  # (the keys are SliceInfo snapshots: checked when set)
+    implied = SliceInfo.types_implied(product)
+    if not implied:  # (the keys are SliceInfo snapshots: checked when set)
         _check_key_types(skeys, dkeys, product)
     check_operands(call, SLICE_PATHS, "Slice")
+    if implied and dim_value == 1 and loop is None and len(skeys) == 1 and len(dkeys) == 1:
+        plan = _one_dim(skeys[0], dkeys[0], src, dst, product)
+        if plan is not None:
+            return plan
     es = src.itemsize
     ub_side = "dstSliceInfo" if dst.phys is Phys.UB else "srcSliceInfo"
     gm_side = "srcSliceInfo" if ub_side == "dstSliceInfo" else "dstSliceInfo"
@@ -184,6 +190,51 @@ def plan_keys(dkeys, skeys, dim_value, src, dst, product, loop, gm_shape):
     # only loop-mode repetitions can overlap
     exact = loop is not None and writes_overlap(steps)
     return make_plan(API, steps, src, dst, warns, exact=exact)
+
+
+def _one_dim(skey, dkey, src, dst, product):
+    """The plan of a one-dimensional slice (runs of dimension 0 on both sides, no loop mode) whose every rule
+    passes, in one pass of plain arithmetic: what :func:`plan_keys` makes of it (a test holds the two equal, errors
+    included). None, having raised nothing, when any rule fails or a warning may be due (a GM-side stride that is
+    not whole 32-byte blocks on the Atlas inference AI Core): :func:`plan_keys` then raises or warns as it does. Its rules as pass /
+    fail tests: shapes given, burstLen (rule 2), indices and the exact fit (rule 6), equal run counts (rule 3),
+    the device limit (rule 5), the UB side's alignment (rule 4), the engine and gap fields (rule 7: as
+    :func:`_check_strides`); then the spans, whose errors are :func:`plan_keys`' own."""
+    s_start, s_end, s_stride, burst_len, s_shape = skey
+    d_start, d_end, d_stride, d_len, d_shape = dkey
+    es = src.itemsize
+    if not (s_shape and d_shape and 1 <= burst_len <= MAX_BURST_LEN and d_len == burst_len and s_end < s_shape
+            and d_end < d_shape):
+        return None
+    run = burst_len * BLK // es
+    s_width, d_width = s_end - s_start + 1, d_end - d_start + 1
+    s_period, d_period = run + s_stride, run + d_stride
+    if s_width < run or d_width < run or (s_width + s_stride) % s_period or (d_width + d_stride) % d_period:
+        return None
+    n = (s_width + s_stride) // s_period
+    if (d_width + d_stride) // d_period != n or n > MAX_RUNS:
+        return None
+    ub_start, ub_stride, gm_stride = (d_start, d_stride, s_stride) if dst.phys is Phys.UB else (s_start, s_stride,
+                                                                                               d_stride)
+    if ub_start * es % BLK or ub_stride * es % BLK:
+        return None
+    if gm_stride * es % BLK:  # (_check_strides: a GM-side stride that is not whole blocks)
+        if product is _INFERENCE or (dst.phys is Phys.UB and burst_len * BLK > MAX_PAD_BYTES) or (
+                n > 1 and product in _A2A3 and gm_stride * es > MAX_PAD_GAP_BYTES):
+            return None
+    elif n > 1 and gm_stride * es // BLK > MAX_GAP_BLOCKS:
+        return None
+    if n > 1 and ub_stride * es // BLK > MAX_GAP_BLOCKS:
+        return None
+    read = (s_start * es, (s_start + (n - 1) * s_period + run) * es)  # (_span of one dimension)
+    write = (d_start * es, (d_start + (n - 1) * d_period + run) * es)
+    check_span(API, "read", read, src.nbytes, "source")
+    check_span(API, "write", write, dst.nbytes, "destination")
+    step = _new(Move, ((read[0],), (write[0],), burst_len * BLK, ((n, s_period * es, d_period * es),)))
+    return make_plan(API, (step,), src, dst, [], exact=False)
+
+
+_new = tuple.__new__
 
 
 def _check_key_types(skeys, dkeys, product) -> None:
@@ -313,7 +364,7 @@ def _check_strides(call: Call, info, gm_side, ub_side, n_runs, burst_len, es) ->
         if not unaligned and gm_stride * es // BLK > MAX_GAP_BLOCKS:
             raise RangeError(f"{API}: {what} is a GM-side gap of {gm_stride * es // BLK} blocks, outside "
                              f"[0, {MAX_GAP_BLOCKS}] 32-byte blocks on {product}")
-        if unaligned and product in (Product.ATLAS_A2, Product.ATLAS_A3) and gm_stride * es > MAX_PAD_GAP_BYTES:
+        if unaligned and product in _A2A3 and gm_stride * es > MAX_PAD_GAP_BYTES:
             raise RangeError(f"{API}: {what} is outside [0, {MAX_PAD_GAP_BYTES}] bytes (uint32 GM stride of the "
                              f"DataCopyPad engine) on {product}")
     return warns
