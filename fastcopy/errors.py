@@ -7,6 +7,7 @@ On any error nothing has been written.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 
@@ -62,41 +63,62 @@ _PACKAGE_DIR = __file__[: __file__.rindex("errors")]  # the package folder, as i
 
 
 class _Collecting(threading.local):
-    into = None  # (list, warnings.filters when the collection began) while a caller collects this thread's warnings
+    into = None  # the list this thread's warnings go to while a caller collects them
+    located = False  # whether they go there located (a WarningMessage at the user's line) or as (category, text)
 
 
 _COLLECTING = _Collecting()
 
 
-def start_collecting(into: list):
-    """From now on (in this thread), :func:`warn` appends ``(category, message)`` to ``into`` instead of issuing
-    the warning, while Python's warning filters are the list they are now: code that enters
-    ``warnings.catch_warnings()`` meanwhile (which replaces that list) sees the warnings it issues, as before.
+def start_collecting(into, located: bool = False):
+    """From now on, in this thread only, :func:`warn` appends ``(category, message)`` to ``into`` instead of
+    issuing the warning (``located``: a ``warnings.WarningMessage`` naming the user's line, what
+    ``catch_warnings(record=True)`` would have recorded, to be issued again later with ``warn_explicit``;
+    ``into=None``: issued again, as outside any collection). Exact per thread: what other threads do meanwhile
+    (their own collections, a ``warnings.catch_warnings()``, which swaps the process's filters) changes nothing
+    here, and nothing collected reaches the process's filters or display. Inside a collection a
+    ``catch_warnings()`` does not see fastcopy's warnings: a nested collection does (:func:`collecting`).
     Returns what was collecting before: give it to :func:`stop_collecting` when done. The case engine
-    attributes each op's warnings this way: what ``catch_warnings(record=True)`` with an ``"always"`` filter for
-    FastCopyWarnings gives it, without swapping the process's filters at every program."""
-    before = _COLLECTING.into
-    _COLLECTING.into = (into, sys.modules["warnings"].filters)  # (its caller imported warnings)
+    attributes each op's warnings this way, without swapping the process's filters at every program."""
+    c = _COLLECTING
+    before = (c.into, c.located)
+    c.into, c.located = into, located
     return before
 
 
 def stop_collecting(before) -> None:
     """The end of a :func:`start_collecting` (``before``: what it returned)."""
-    _COLLECTING.into = before
+    _COLLECTING.into, _COLLECTING.located = before
+
+
+@contextlib.contextmanager
+def collecting(located: bool = False):
+    """``with collecting() as got:`` the warnings fastcopy issues in this thread inside the block, collected into
+    the list ``got`` (:func:`start_collecting`), nested collections included."""
+    got = []
+    before = start_collecting(got, located)
+    try:
+        yield got
+    finally:
+        stop_collecting(before)
 
 
 def warn(message: str, category: type = FastCopyWarning) -> None:
     """Issue ``message`` attributed to the user's line: the first frame outside the fastcopy package (what
     Python 3.12's ``skip_file_prefixes`` does; found only when a warning is issued, so free otherwise); or
     collect it (:func:`start_collecting`)."""
-    import sys
+    into = _COLLECTING.into
+    if into is not None and not _COLLECTING.located:
+        into.append((category, message))
+        return
     import warnings
 
-    into = _COLLECTING.into
-    if into is not None and warnings.filters is into[1]:
-        into[0].append((category, message))
-        return
     frame, level = sys._getframe(1), 2
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame, level = frame.f_back, level + 1
-    warnings.warn(message, category, stacklevel=level)
+    if into is None:
+        warnings.warn(message, category, stacklevel=level)
+    elif frame is None:  # (no frame outside the package: where warnings.warn says)
+        into.append(warnings.WarningMessage(category(message), category, "sys", 1))
+    else:
+        into.append(warnings.WarningMessage(category(message), category, frame.f_code.co_filename, frame.f_lineno))

@@ -37,12 +37,11 @@ def _recording(target: int):
             if op is not None and op.index == target:
                 got.update(func=func, args=args, kwargs=kwargs, op=op)
                 if name in DESCRIBED:  # validated by running it (explain writes no file)
-                    import warnings
+                    from ..errors import collecting
 
-                    with warnings.catch_warnings(record=True) as caught:
-                        warnings.simplefilter("always")
+                    with collecting() as caught:  # (its own warnings, not the running program's)
                         func(*args, **kwargs)
-                    got["warnings"] = tuple(str(w.message) for w in caught)
+                    got["warnings"] = tuple(m for _, m in caught)
                 raise _Stop
             return func(*args, **kwargs)
 

@@ -22,11 +22,11 @@ values is drawn as such. Nothing of the caller's tensors or TPipe is read for da
 from __future__ import annotations
 
 import copy
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import collecting
 from ..memory import CoreState, GlobalTensor, TPipe
 
 UNTOUCHED, COPY, FILL, UNDEFINED, COMPUTED = 0, 1, 2, 3, 4
@@ -149,12 +149,10 @@ def _run(func, dst, src, args, kwargs, src_bytes, bg_byte):
     kwargs = dict(kwargs)
     if kwargs.get("workspace") is not None:
         kwargs["workspace"] = None
-    with warnings.catch_warnings(record=True) as got:
-        warnings.simplefilter("always")
-        with pipe:
-            func(d, s, *args, **kwargs)
+    with collecting() as got, pipe:  # (fastcopy's warnings of this call, in this thread only)
+        func(d, s, *args, **kwargs)
     values = np.array(d.numpy(), copy=True).reshape(-1)
-    return values, np.asarray(d.defined()).reshape(-1).copy(), [str(w.message) for w in got]
+    return values, np.asarray(d.defined()).reshape(-1).copy(), [m for _, m in got]
 
 
 def _digits(n: int, base: int) -> int:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import FastCopyError, FastCopyWarning, start_collecting, stop_collecting
+from ..errors import FastCopyError, start_collecting, stop_collecting
 from ..memory import GlobalTensor, TPipe, aligned_bytes
 from ..products import Phys
 from .inputs import generate, generate_at
@@ -160,9 +160,8 @@ def _run_program(prog: Program, skip_compute: bool, on_op, reuse: bool) -> Resul
     caught, notes = {}, []
     cores = CoreTracker(prog, gm) if prog.blocks > 1 else None
     tensors = {}
-    # fastcopy's warnings are collected for the whole program (each op takes those issued while it ran); a compute
-    # step's warnings are recorded while it runs (see _run_op); those that are not FastCopyWarnings are issued
-    # again after the program, in order
+    # fastcopy's warnings are collected for the whole program, in this thread only (each op, a compute step too,
+    # takes those issued while it ran); those of on_op are issued again after the program, in order
     got = []
     before = start_collecting(got)
     try:
@@ -227,7 +226,7 @@ def _run_blocks(prog, gm, new_pipe, cores, on_op, skip_compute, got, caught, not
                     _on_op(on_op, op, tensors, pipe, got)
                 start = len(got)
                 try:
-                    _run_op(prog, op, tensors, pipe, skip_compute, got)
+                    _run_op(prog, op, tensors, pipe, skip_compute)
                 except BaseException:
                     del got[start:]  # (a failed op's warnings go with it)
                     raise
@@ -250,33 +249,27 @@ def _capacity_hint(exc: FastCopyError) -> FastCopyError:
 
 
 def _on_op(on_op, op, tensors, pipe, got: list) -> None:
-    """``on_op(op, tensors)`` (user code, between two ops) with the program's core current. The warnings it issues
-    belong to no op: recorded as issued (FastCopyWarnings always), they are issued again after the program at
-    their own lines, as the capture of the whole program did (collected, they would lose their lines)."""
-    with warnings.catch_warnings(record=True) as seen, pipe:
-        warnings.simplefilter("always", FastCopyWarning)
-        try:
+    """``on_op(op, tensors)`` (user code, between two ops) with the program's core current. The FastCopyWarnings
+    fastcopy issues meanwhile belong to no op: collected located (at the user's line), they are issued again after
+    the program at those lines. Other warnings are Python's, issued as they happen."""
+    before = start_collecting(got, True)
+    try:
+        with pipe:
             on_op(op, tensors)
-        finally:
-            got += seen
+    finally:
+        stop_collecting(before)
 
 
-def _run_op(prog, op, tensors, pipe, skip_compute=False, got=None) -> None:
-    """One op (while :func:`run_program` collects fastcopy's warnings into ``got``; a compute step's warnings,
-    user code's, are recorded while it runs and added to ``got``: FastCopyWarnings as collected ones)."""
+def _run_op(prog, op, tensors, pipe, skip_compute=False) -> None:
+    """One op (while :func:`run_program` collects fastcopy's warnings, a compute step's too; the warnings a
+    compute step issues itself with ``warnings.warn`` are Python's, issued as they happen)."""
     if isinstance(op, ComputeSpec):
         if skip_compute:  # a dry run: the step's buffers count as written (their values are not computed)
             for name in op.buffers:
                 tensors[name].set_defined()
             return
-        with warnings.catch_warnings(record=True) as seen, pipe:
-            warnings.simplefilter("always", FastCopyWarning)
-            try:
-                run_compute(prog, op, tensors)
-            finally:
-                if got is not None:
-                    got += [(w.category, str(w.message)) if issubclass(w.category, FastCopyWarning) else w
-                            for w in seen]
+        with pipe:  # (fastcopy's warnings go on to the program's collection: the op's)
+            run_compute(prog, op, tensors)
         return
     # (looked up at every call: fastcopy explain wraps the public functions)
     func = getattr(sys.modules["fastcopy"], op.api) if not APIS[op.api].target else api_function(op.api)
@@ -310,24 +303,15 @@ def _run_op(prog, op, tensors, pipe, skip_compute=False, got=None) -> None:
 
 
 def _note_warnings(op, got: list, start: int, caught: dict) -> None:
-    """The FastCopyWarnings collected since ``start`` (``(category, message)`` pairs) become the op's messages
-    (taken out of ``got``; the others, a compute step's recorded warnings, stay there, to be issued again after
-    the program)."""
-    msgs, rest = [], []
-    for w in got[start:]:
-        if type(w) is tuple:
-            msgs.append(w[1])
-        else:
-            rest.append(w)
+    """The warnings collected since ``start`` (``(category, message)`` pairs, taken out of ``got``) become the
+    op's messages."""
+    caught.setdefault(op.index, []).extend([w[1] for w in got[start:]])
     del got[start:]
-    got += rest
-    if msgs:
-        caught.setdefault(op.index, []).extend(msgs)
 
 
 def _reissue(got: list) -> None:
-    """Issue again the warnings recorded during a program and not attributed to an op (a compute step's warnings
-    that are not FastCopyWarnings, numpy's), after the program, so the caller's filters see them."""
+    """Issue again, after the program, the warnings collected during it and not attributed to an op (on_op's,
+    located at the user's lines; collected outside any op), so the caller's filters see them."""
     for w in got:
         if type(w) is tuple:  # (a collected one outside any op)
             warnings.warn(w[1], w[0], stacklevel=3)
