@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from test_executor_props import assert_same, make_memory, model_run, snapshot, window
 from test_nz import check_nd2nz, nd2nz_case
@@ -100,8 +100,21 @@ def _declined_ok(steps, src_res: int, dst_res: int) -> bool:
     return g % tail.burst != 0
 
 
-def _run(plan_fn, steps, seed, src_res, dst_res, plane, dst_plane, size=8192):
-    """(the plan of ``steps`` made by ``plan_fn``, source and destination tensors, the destination's bytes)"""
+def _reach(steps) -> int:
+    """The end of the furthest byte ``steps`` read or write (their offsets, bursts and forward strides)."""
+    end = 0
+    for st_ in steps:
+        offs = (st_.dst_offs[0],) if type(st_) is Fill else (st_.src_offs[0], st_.dst_offs[0])
+        for k, off in enumerate(offs):  # (k: the stride's place in a Move loop after its count, 0 for Fill)
+            col = -1 if type(st_) is Fill else k + 1
+            end = max(end, off + st_.burst + sum((lp[0] - 1) * max(lp[col], 0) for lp in st_.loops))
+    return end
+
+
+def _run(plan_fn, steps, seed, src_res, dst_res, plane, dst_plane, size=None):
+    """(the plan of ``steps`` made by ``plan_fn``, source and destination tensors, the destination's bytes);
+    memories of 8 KiB, more when the drawn program reaches further (two row loops of four rows each can)."""
+    size = max(8192, -(-_reach(steps) // 64) * 64 + 64) if size is None else size
     rng = np.random.default_rng(seed)
     src = make_memory(size, src_res, plane, rng)
     dst = make_memory(size, dst_res, dst_plane, rng)
@@ -112,6 +125,10 @@ def _run(plan_fn, steps, seed, src_res, dst_res, plane, dst_plane, size=8192):
 @SETTINGS
 @given(steps=tailed_programs(), seed=st.integers(0, 2**32 - 1), src_res=residues, dst_res=residues, plane=st.sampled_from([None, "ones", "random", "mostly"]),
        dst_plane=st.sampled_from([None, "ones", "random"]))
+@example(steps=(Move((1600,), (4304,), 48, ((4, 0, 264), (4, 0, 1032), (3, 48, -56))),  # (writes past 8 KiB)
+                Move((1600,), (4368,), 8, ((4, 0, 264), (4, 0, 1032))),
+                Move((1600,), (4392,), 1, ((4, 0, 264), (4, 0, 1032), (16, 0, 1)))),
+         seed=0, src_res=0, dst_res=0, plane=None, dst_plane=None)
 def test_tailed_plan_is_the_steps(steps, seed, src_res, dst_res, plane, dst_plane):
     """One ``copy_tailed`` step writes what the steps write (the model) and what their general lowering writes,
     data and definedness, whatever the source's definedness and the destination's plane."""
