@@ -54,6 +54,10 @@ NT_BYTES = 8 << 20
 DENSE_NT_BYTES = 64 << 20
 #: steps of bursts at least this long (rows of a padded copy or a slice) writing at least NT_BYTES stream too
 ROWS_BURST = 1024
+#: ... and steps of bursts at least ROWS_CACHED_BURST long writing at least PARALLEL_BYTES (less than the above)
+#: take the same rows kernel with regular stores (pieces of whole planes for the threads; a repeated call binds its
+#: crew job once)
+ROWS_CACHED_BURST = 512
 #: a step split across threads is cut into THREADS * CHUNKS_PER_THREAD pieces that the threads take in turn
 #: (a busy or descheduled core then delays the call by one piece, not by half of it; measured interleaved on
 #: 4096x4096 transposes: 1-2 pieces per thread 1.1-1.5x np.copyto, 4 pieces 0.9-1.0x) when it moves at least

@@ -45,8 +45,9 @@ def _clear_plan_caches() -> None:
 def layout_config(threads: int, nt: bool):
     """Every transpose-shaped step takes the layout kernel, split into many chunks when ``threads`` > 1."""
     saved = {k: getattr(config, k) for k in ("LAYOUT_BYTES", "NT_BYTES", "DENSE_NT_BYTES", "PARALLEL_BYTES", "THREADS",
-                                             "ROWS_BURST")}
+                                             "ROWS_BURST", "ROWS_CACHED_BURST")}
     config.LAYOUT_BYTES, config.PARALLEL_BYTES, config.THREADS, config.ROWS_BURST = 0, 1, threads, 16
+    config.ROWS_CACHED_BURST = 16  # (rows with regular stores: the mode without non-temporal stores)
     config.NT_BYTES = config.DENSE_NT_BYTES = 0 if nt else 1 << 62
     _clear_plan_caches()
     try:

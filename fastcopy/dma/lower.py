@@ -179,8 +179,10 @@ def match_kernel(step, src_residue: int, dst_residue: int):
     if burst < 32 and len(loops) in (2, 3) and loops[-1][2] == burst and loops[-2][1] == burst:
         return _elements_step(step, burst, loops, nbytes)
     if burst % 32 or burst > 256 or len(loops) not in (2, 3) or loops[-1][2] != burst or loops[-2][1] != burst:
-        if burst >= config.ROWS_BURST and nbytes >= config.NT_BYTES and len(loops) <= 2:
-            return (_rows_step(step, burst, loops, nbytes),)
+        if len(loops) <= 2 and burst >= config.ROWS_BURST and nbytes >= config.NT_BYTES:
+            return (_rows_step(step, burst, loops, nbytes, True),)
+        if len(loops) <= 2 and burst >= config.ROWS_CACHED_BURST and nbytes >= config.PARALLEL_BYTES:
+            return (_rows_step(step, burst, loops, nbytes, False),)
         return None
     batch = loops[0] if len(loops) == 3 else (1, 0, 0)
     a, c = loops[-2], loops[-1]
@@ -238,13 +240,18 @@ def _progression(offs):
     return d if all(b - a == d for a, b in zip(offs, offs[1:])) else None
 
 
-def _rows_step(step, burst: int, loops, nbytes: int) -> KStep:
-    """Long bursts in up to two loops (padded rows, slices of whole rows), at least NT_BYTES in all:
-    ``copy_rows``, streaming each row's whole lines."""
+def _rows_step(step, burst: int, loops, nbytes: int, nt: bool) -> KStep:
+    """Long bursts in up to two loops (padded rows, slices of whole rows): ``copy_rows``, streaming each row's
+    whole lines if ``nt`` (rows of at least ROWS_BURST, NT_BYTES in all), else with regular stores (rows of at
+    least ROWS_CACHED_BURST: an output the caches keep). The threads' pieces are whole batches (planes of a
+    3-D slice) where there are enough of them."""
     batch = loops[0] if len(loops) == 2 else (1, 0, 0)
     a = loops[-1] if loops else (1, 0, 0)
-    chunks = _layout_chunks(batch[0], a[0], nbytes)
-    metas = tuple(np.stack([abi.pack_transpose(burst, batch, a, (1, 0, burst), (1, 1), True, ch) for ch in chunks]))
+    if batch[0] >= _parts(config.THREADS, nbytes):
+        chunks = tuple((lo, hi, 0, a[0]) for lo, hi in _pieces(batch[0], nbytes))
+    else:
+        chunks = _layout_chunks(batch[0], a[0], nbytes)
+    metas = tuple(np.stack([abi.pack_transpose(burst, batch, a, (1, 0, burst), (1, 1), nt, ch) for ch in chunks]))
     return KStep("rows", 1, step.dst_offs, step.src_offs, burst, (batch, a), np.uint64(0), True, step, chunks, (),
                  metas)
 

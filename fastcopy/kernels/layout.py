@@ -91,6 +91,7 @@ def prefetch(typingctx, arr, i):
 
 copy16_at = _vector_copy(16, False, at=True)
 copy32_at = _vector_copy(32, False, at=True)
+copy64_at = _vector_copy(64, False, at=True)
 
 
 @intrinsic
@@ -385,16 +386,43 @@ def fill_dense(dst, d, n, pattern):
     store_fence()
 
 
+@njit(inline="always", boundscheck=False)
+def _row_cached(d, s, n):
+    """``n`` bytes from address ``s`` to address ``d`` with regular stores, whole 64-byte lines of the destination
+    stored as such (one vector store each, never split across two lines), the head and tail in 16-byte pieces
+    (a memcpy of a 512-byte row at a destination 16 bytes past a line stores across a line boundary again and
+    again: measured on the 8 MiB slice of 512-byte rows, one thread, 0.74 against 0.78 ms)."""
+    head = min((-d) % 64, n)
+    k = 0
+    while k + 16 <= head:
+        copy16_at(d + k, s + k)
+        k += 16
+    memcpy_at(d + k, s + k, head - k)
+    k = head
+    while k + 64 <= n:
+        copy64_at(d + k, s + k)
+        k += 64
+    while k + 16 <= n:
+        copy16_at(d + k, s + k)
+        k += 16
+    memcpy_at(d + k, s + k, n - k)
+
+
 @njit(cache=True, nogil=True, boundscheck=False)
 def copy_rows(dst, dbase, src, sbase, meta):
     """Long bursts (rows) in up to two loops: the ``transpose_blocks`` meta with ``nc = 1`` (``burst`` bytes
-    per row, rows ``a``, batch ``b``); each row as :func:`copy_dense`, streaming its whole lines if ``nt``."""
+    per row, rows ``a``, batch ``b``); each row as :func:`copy_dense` streaming its whole lines if ``nt``, else
+    with regular stores of whole destination lines (:func:`_row_cached`)."""
     burst = meta[0]
     sb, db = meta[2], meta[3]
     sa, da = meta[5], meta[6]
     nt = meta[16] != 0
+    d0, s0 = address(dst, dbase), address(src, sbase)  # (regular stores on addresses: see _vector_copy)
     for ib in range(meta[12], meta[13]):
         for ia in range(meta[14], meta[15]):
-            _dense(dst, dbase + ib * db + ia * da, src, sbase + ib * sb + ia * sa, burst, nt)
+            if nt:
+                _dense(dst, dbase + ib * db + ia * da, src, sbase + ib * sb + ia * sa, burst, True)
+            else:
+                _row_cached(d0 + ib * db + ia * da, s0 + ib * sb + ia * sa, burst)
     if nt:
         store_fence()
