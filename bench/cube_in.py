@@ -24,6 +24,12 @@ from interleaved import _target, measure  # noqa: E402
 
 TILE = 64 << 10
 COPY = (1.0, None)
+#: how a tile row is timed (interleaved.measure): 512 calls a sample (~0.7 ms; with 128 the first calls after
+#: another function's batch, 1-3 us slower while the caches and the pair's helper come back, were ~2% of a
+#: sample), after two untimed rounds (a tile load reaches its quickest repeat only after its first calls: in a
+#: process that has not loaded the numba kernels, e.g. `python bench/cube_in.py ifTranspose`, the first
+#: config.CALLS_BEFORE_KERNELS = 200 transposes ran in numpy, ~10 us each, and made the first two samples)
+TILE_TIMING = {"batch": 512 * TILE, "warm": 2}
 
 
 def case_loaddata():
@@ -265,7 +271,7 @@ def bare_rows() -> list[str]:
             if name.startswith("memcpy on two threads"):
                 th = threading.Thread(target=helper, args=(flag, d64, s64, half, n8), daemon=True)
                 th.start()
-            m = measure({"bare": bare, "copyto": call["copyto"], "call": call["fastcopy"]}, TILE)
+            m = measure({"bare": bare, "copyto": call["copyto"], "call": call["fastcopy"]}, TILE, **TILE_TIMING)
             c = m["copyto"]
             out.append(f"| {name[:58]:58} | {m['bare'] * 1e6:6.2f} us | {c / m['bare']:8.2f} | "
                        f"{m['call'] * 1e6:6.2f} us | {c / m['call']:8.2f} |")
@@ -284,7 +290,7 @@ def rows(words=()) -> list[str]:
         for name, nbytes, (t_copy, _), funcs in gen():
             if words and not any(w in name for w in words):
                 continue
-            m = measure(funcs, nbytes)
+            m = measure(funcs, nbytes, **(TILE_TIMING if nbytes == TILE else {}))
             t = m["fastcopy"]
             r_np = f"{m['numpy'] / t:7.2f}" if "numpy" in m else f"{'-':>7}"
             ms = f"{t * 1e3:6.2f} ms" if t >= 1e-3 else f"{t * 1e6:6.1f} us"
