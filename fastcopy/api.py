@@ -257,7 +257,7 @@ def LoadData(dst, src, params, config=None, **kwargs) -> None:  # noqa: N802
             m = dst._prepared[_LD]
         except (AttributeError, TypeError, KeyError):
             m = None
-        if m is not None and m[0] is type(params) and m[1] is params._key and m[4] is src and m[2] is None:
+        if m is not None and m[0] is params and m[6]["_key"] is m[1] and m[4] is src and m[2] is None:
             e = m[5]
             f = e[5]
             if f and e[0].version == e[1] and f[2].known is f[3] and f[4].known is f[5] and not OBSERVERS:
@@ -347,10 +347,10 @@ def _again(api: str, recent: str, dst, src, params, config) -> bool:
     if cache is None:
         return False
     m = cache.get(api)
-    if m is None or m[0] is not type(params) or m[1] is not params._key:  # another params object: a recent one?
+    if m is None or m[0] is not params or m[6]["_key"] is not m[1]:  # another params object: a recent one?
         m = cache.get(recent)
         m = None if m is None else m.get(id(params))
-        if m is None or m[0] is not type(params) or m[1] is not params._key:
+        if m is None or m[0] is not params or m[6]["_key"] is not m[1]:
             return False
     if m[4] is not src or not (config is m[2] or type(config) is m[3] and config._key is m[2]):
         return False

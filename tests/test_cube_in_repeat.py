@@ -439,8 +439,9 @@ def test_observers_see_every_repeat():
 
 
 def test_a_params_object_at_a_reused_address_is_not_taken_for_the_old_one():
-    """The recent calls are found by ``id(params)``; a new object that gets a dead one's id (CPython reuses them
-    at once) has its own snapshot, so it is planned (or found by its values), never run as the old call."""
+    """The recent calls are found by ``id(params)``, and a memo holds its params object: while it is remembered
+    no new object gets its id (CPython would reuse a dead one's at once), and a new object is planned (or found
+    by its values), never run as the old call."""
     pipe = fc.TPipe(product=A2)
     src, a2, _ = _tensors(pipe, "half", 7)
     words = src.numpy().view(np.uint16)
@@ -456,7 +457,36 @@ def test_a_params_object_at_a_reused_address_is_not_taken_for_the_old_one():
         fc.LoadData(a2, src, q)
         start = (k + 1) % 3 * 256
         assert np.array_equal(a2.numpy().view(np.uint16)[:256], words[start:start + 256]), k
-    assert reused  # (the case this test is about happened)
+    assert not reused  # (the memos held the old objects)
+
+
+def test_a_params_object_changed_between_repeats_runs_its_new_values():
+    """A memo proves its params object unchanged by the object's snapshot (setting a field drops it): a field set
+    right after a quickest repeat, set back, or a copy of the object (which shares the snapshot) runs what its
+    values say."""
+    import copy
+
+    pipe = fc.TPipe(product=A2)
+    src, a2, _ = _tensors(pipe, "half", 8)
+    words = src.numpy().view(np.uint16)
+    p = fc.LoadData2DParams(0, 1, 1)
+
+    def check(params, start):
+        a2.numpy()[:] = 0
+        fc.LoadData(a2, src, params)
+        assert np.array_equal(a2.numpy().view(np.uint16)[:256], words[start * 256:start * 256 + 256]), start
+
+    for start in (0, 0, 2, 2, 1, 0, 0, 2):
+        if p.startIndex != start:
+            p.startIndex = start  # (after p's quickest repeats: its memo is the last one)
+        check(p, start)
+        check(p, start)
+        assert a2._prepared["LoadData"][0] is p
+    for start in (1, 2):
+        p.startIndex = start
+        check(copy.copy(p), start)
+        check(p, start)
+        check(copy.copy(p), start)
 
 
 def test_the_bound_kernel_is_the_compiled_entry_for_exactly_its_arguments():
