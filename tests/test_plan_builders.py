@@ -413,3 +413,69 @@ def _verdict_or_plan(fn, *args):
         return fn(*args)
     except Exception as exc:  # noqa: BLE001 (the verdict is the error's type and message)
         return type(exc), str(exc)
+
+
+# ------------------------------------------------------------------------------- new ND2NZ calls, from the params
+@st.composite
+def nd2nz_keys(draw):
+    """ND2NZ of one matrix (the form ``nz._tailed_rows`` builds; other forms too, which it must leave alone) on
+    every path and product, every width, row and block strides that touch, overlap or leave gaps, tensors that
+    fit or not."""
+    from fastcopy.products import ND2NZ_PATHS, Product
+
+    product = draw(st.sampled_from([Product.ATLAS_A2, Product.ATLAS_A3, Product.ATLAS_INFERENCE_AICORE,
+                                    Product.ATLAS_350]))
+    path = draw(st.sampled_from(sorted(ND2NZ_PATHS[product], key=str)))
+    dt = draw(st.sampled_from(sorted(ND2NZ_PATHS[product][path], key=str)))
+    es = dt.itemsize
+    c0 = max(1, 32 // es)
+    n = draw(st.sampled_from([1, 1, 2, 3, 16, 17, 0]))
+    d = draw(st.sampled_from([1, c0 - 1, c0, c0 + 1, 2 * c0 + 3, 5 * c0 + 1, 0]))
+    nblk = -(-d // c0)
+    ns = draw(st.sampled_from([1, 1, 2, nblk + 1, 0]))
+    cs = draw(st.sampled_from([n, n, n + 1, max(n - 1, 0), 1, 0, 20000]))
+    nd = draw(st.sampled_from([1, 1, 1, 1, 2]))
+    key = (nd, n, d, draw(st.sampled_from([0, 0, 3])), d + draw(st.sampled_from([0, 0, 1, 7])), cs, ns,
+           draw(st.sampled_from([0, 0, 5])))
+    src_bytes = ((max(n, 1) - 1) * key[4] + d) * es
+    dst_bytes = (max(n, 1) * ns + max(nblk - 1, 0) * cs * max(n, 1)) * 32 + 32 * n
+    room = lambda size: draw(st.sampled_from([64, 64, 4096, -1, -es, -(size // 3)]))  # noqa: E731
+    phys = {Phys.GM: TPosition.GM, Phys.UB: TPosition.VECIN, Phys.L1: TPosition.A1}
+    src = TensorSig(phys[path[0]], path[0], dt, max(src_bytes + room(src_bytes), 0), 0,
+                    draw(st.sampled_from([0, 16, 32])))
+    dst = TensorSig(phys[path[1]], path[1], dt, max(dst_bytes + room(dst_bytes), 0), 0,
+                    draw(st.sampled_from([0, 16, 32])))
+    return key, src, dst, product
+
+
+@settings(max_examples=400, deadline=None)
+@given(case=nd2nz_keys())
+def test_nd2nz_rows_builder(case):
+    """A new ND2NZ call of one matrix whose width is not a multiple of C0 gets, from ``nz._tailed_rows``, the plan
+    (or the error) that the steps of ``nd2nz_steps`` get from ``make_tailed_plan`` / ``make_plan``."""
+    from fastcopy.ops import nz as nz_mod
+
+    key, src, dst, product = case
+    planner = nz_mod._plan_nd2nz.__wrapped__
+    got = _verdict_or_plan(planner, key, src, dst, product, False, None)
+    real = nz_mod._tailed_rows
+    nz_mod._tailed_rows = lambda *a: None
+    try:
+        ref = _verdict_or_plan(planner, key, src, dst, product, False, None)
+    finally:
+        nz_mod._tailed_rows = real
+    assert same(got, ref)
+
+
+def test_nd2nz_rows_builder_takes_the_report_row():
+    """The report's ND2NZ (16 rows of 37 halves into L1) is built from its parameters."""
+    from fastcopy.ops import nz as nz_mod
+    from fastcopy.products import Product
+
+    half = np.dtype(np.float16)
+    key = Nd2NzParams(1, 16, 37, 0, 37, 16, 1, 0).key()
+    src = TensorSig(TPosition.GM, Phys.GM, half, 4096, 0, 0)
+    dst = TensorSig(TPosition.A1, Phys.L1, half, 4096, 0, 0)
+    plan = nz_mod._tailed_rows("T", Nd2NzParams.Key._make(key), 2, src, dst, [], ())
+    assert plan is not None and [k.kind for k in plan.ksteps] == ["tailed"]
+    assert same(plan, nz_mod._plan_nd2nz.__wrapped__(key, src, dst, Product.ATLAS_A2, False, None)._replace(api="T"))

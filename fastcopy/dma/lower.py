@@ -867,13 +867,6 @@ def tailed_plan(api: str, steps, src, dst, warnings=(), effects=()):
         tb, ts = tail.burst * tl[no][0], tail.src_offs[0]
     else:
         return None
-    rows = 1
-    for lp in outer:
-        if lp[0] <= 0:
-            return None
-        rows *= lp[0]
-    rem, ps, pd = part.burst, part.src_offs[0], part.dst_offs[0]
-    td = tail.dst_offs[0]
     if full is None:
         nb = blk = bs = bd = fs = fd = 0
     else:
@@ -885,32 +878,50 @@ def tailed_plan(api: str, steps, src, dst, warnings=(), effects=()):
         else:
             return None
         blk, fs, fd = full.burst, full.src_offs[0], full.dst_offs[0]
+    return tailed_rows(api, steps, src, dst, warnings, effects, outer, nb, blk, bs, bd, fs, fd, part.burst,
+                       part.src_offs[0], part.dst_offs[0], tb, tail.dst_offs[0], tail.burst, ts,
+                       tail.pattern if ts is None else None)
+
+
+def tailed_rows(api: str, steps, src, dst, warnings, effects, outer, nb: int, blk: int, bs: int, bd: int, fs: int,
+                fd: int, rem: int, ps: int, pd: int, tb: int, td: int, unit: int, ts, pattern):
+    """:func:`tailed_plan` from the fields it reads off the steps (a planner that made the steps knows them: a new
+    ND2NZ call): the rows' loops ``outer``; ``nb`` bursts of ``blk`` bytes at ``fs``/``fd`` (strides ``bs``/``bd``;
+    ``nb`` 0: no blocks step); the partial block, ``rem`` bytes from ``ps`` to ``pd``; the tail, ``tb`` bytes at
+    ``td``, of the fill ``pattern`` (``ts`` None) or of the ``unit``-byte source element at ``ts`` repeated. The
+    spans, checks and kernel step of :func:`tailed_plan`; None, having raised nothing, for programs too large (the
+    layout kernels and the threads take those) or fills no view can address."""
+    rows = 1
+    for lp in outer:
+        if lp[0] <= 0:
+            return None
+        rows *= lp[0]
+    blocks = nb > 0
     nbytes = rows * (nb * blk + rem + tb)
     if nbytes >= config.LAYOUT_BYTES or nbytes >= config.PARALLEL_BYTES:
         return None
     # the spans (what general_plan's hull of the steps' spans is: the steps share the row loops)
-    read = _rows_extent(outer, 1, full is not None, nb, blk, bs, fs, rem, ps, tail.burst, ts)
-    write = _rows_extent(outer, 2, full is not None, nb, blk, bd, fd, rem, pd, tb, td)
+    read = _rows_extent(outer, 1, blocks, nb, blk, bs, fs, rem, ps, unit, ts)
+    write = _rows_extent(outer, 2, blocks, nb, blk, bd, fd, rem, pd, tb, td)
     check_span(api, "read", read, src.nbytes, "source")
     check_span(api, "write", write, dst.nbytes, "destination")
     src_res, dst_res = src.host_mod, dst.host_mod
     g = gcd(rem, tb, blk, bs, bd, src_res + ps, dst_res + pd, dst_res + td)  # the widest view (as _width)
-    if full is not None:
+    if blocks:
         g = gcd(g, src_res + fs, dst_res + fd)
     for lp in outer:
         g = gcd(g, lp[1], lp[2])
     w = 8 if g % 8 == 0 else 4 if g % 4 == 0 else 2 if g % 2 == 0 else 1
     if ts is None:
-        pattern = tail.pattern
         if w < len(pattern) and len(set(pattern)) > 1:
             return None  # (make_plan sends such a plan to the exact path)
         value = _replicated(pattern, w)
     else:  # (the view as wide as the repeated element: each tail unit is that source unit)
-        if w < tail.burst or gcd(src_res + ts, tail.burst) < tail.burst:
+        if w < unit or gcd(src_res + ts, unit) < unit:
             return None
-        w, value = tail.burst, _ZERO64
+        w, value = unit, _ZERO64
     rs, rd = src_res % w, dst_res % w
-    lu = abi.NO_LOOPS[:2 - no] + tuple([(c, a // w, b // w) for c, a, b in outer])
+    lu = abi.NO_LOOPS[:2 - len(outer)] + tuple([(c, a // w, b // w) for c, a, b in outer])
     fields = (lu, nb, blk // w, bs // w, bd // w, (rs + fs) // w, (rd + fd) // w, rem // w, (rs + ps) // w,
               (rd + pd) // w, tb // w, (rd + td) // w, None if ts is None else (rs + ts) // w)
     _check_tailed(api, fields, w, read, write, rs, rd)

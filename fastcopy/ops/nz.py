@@ -26,7 +26,7 @@ from ..dtypes import ascend_name
 from ..errors import CapacityError, RangeError, UnsupportedError
 from ..params import Nd2NzParams, Nz2NdParamsFull
 from ..dma.abi import MAX_LOOPS
-from ..dma.lower import Effect, make_plan, make_tailed_plan
+from ..dma.lower import Effect, make_plan, make_tailed_plan, tailed_rows
 from ..dma.steps import Fill, Move, lattice_overlaps
 from ..products import ND2NZ_PATHS, NZ2ND_PATHS, Phys, Product
 from .common import Call, check_operands, check_range, core_of
@@ -106,6 +106,12 @@ def _plan_nd2nz(pkey, src, dst, product, small_c0, loop):
         return make_plan(api, (), src, dst)  # no-op: the other fields are only type-checked
     _check_nd2nz_ranges(call, p)
     warns = _nd2nz_warnings(call, p, small_c0)
+    # 310P GM->L1 stages through the top 8 KiB of UB (semantics.md §5.4): they hold undefined bytes after the call
+    effects = (Effect(_UB, *SCRATCH_310P),) if product is _310P and call.path == (_GM, _L1) else ()
+    if not small_c0 and loop is None and nd == 1 and d % (BLK // es):  # (a new call's usual form)
+        plan = _tailed_rows(api, p, es, src, dst, warns, effects)
+        if plan is not None:
+            return plan
     pitch = dst_matrix_pitch(p.dstNzMatrixStride, es, product)
     # loop mode (350 GM->UB, semantics.md §4.8) repeats the whole call: outermost loops (loop2, loop1)
     repeat = () if loop is None else ((loop[1], loop[5]), (loop[0], loop[3]))
@@ -115,8 +121,6 @@ def _plan_nd2nz(pkey, src, dst, product, small_c0, loop):
         steps, overlap = nd2nz_steps(p, es, pitch, repeat)
     if loop is not None:
         steps = tuple(_fit(st) for st in with_loop_mode(steps, loop))
-    # 310P GM->L1 stages through the top 8 KiB of UB (semantics.md §5.4): they hold undefined bytes after the call
-    effects = (Effect(_UB, *SCRATCH_310P),) if product is _310P and call.path == (_GM, _L1) else ()
     if overlap:
         return make_plan(api, steps, src, dst, warns, exact=True, effects=effects)
     # (a width that is not a multiple of C0: the three steps as one kernel step of rows with a tail)
@@ -192,6 +196,39 @@ def nd2nz_steps(p, es: int, pitch: int, repeat=()):
                                  _ZEROS.get(es) or bytes(es))))
     # every (m, r, b) writes one whole 32-byte block: overlap <=> two blocks closer than 32 bytes
     return tuple(steps), lattice_overlaps(BLK, tuple(repeat) + ((nd, pitch), (n, ns), (nblk, cs)))
+
+
+def _tailed_rows(api: str, p, es: int, src, dst, warns, effects):
+    """The plan of one matrix whose width is not a multiple of C0 (no loop mode), made from the parameters: the
+    steps :func:`nd2nz_steps` makes (whole blocks, the partial block, its zero tail), their overlap verdict, and
+    their ``copy_tailed`` kernel step by :func:`fastcopy.dma.lower.tailed_rows` from the fields that
+    :func:`fastcopy.dma.lower.tailed_plan` would read back off the steps (a test holds the plans equal, errors
+    included). None, having raised nothing, where the writes may overlap (the general way decides) or the
+    kernel step declines (too large for it: the general way's ``make_plan`` takes it)."""
+    n, d = p.nValue, p.dValue
+    nfull, rem = divmod(d, BLK // es)
+    ns, cs = p.dstNzNStride * BLK, p.dstNzC0Stride * BLK
+    # overlap: every (r, b) writes one whole 32-byte block; the analytic test of lattice_overlaps (ns, cs >= 0)
+    if n > 1 and nfull:  # (blocks per row: nfull + 1 >= 2)
+        (s1, c1), (s2, _) = ((ns, n), (cs, nfull + 1)) if ns <= cs else ((cs, nfull + 1), (ns, n))
+        if s1 < BLK or s2 < s1 * (c1 - 1) + BLK:
+            return None
+    elif (n > 1 and ns < BLK) or (nfull and cs < BLK):
+        return None
+    sr = p.srcDValue * es
+    outer = ((n, sr, ns),) if n != 1 else ()
+    rb, fd = rem * es, nfull * cs
+    part = _new(Move, ((nfull * BLK,), (fd,), rb, outer))
+    tail = _new(Fill, ((fd + rb,), BLK - rb, ((n, ns),) if n != 1 else (), _ZEROS.get(es) or bytes(es)))
+    if not nfull:
+        steps, nb, bs, bd = (part, tail), 0, 0, 0
+    elif nfull == 1:
+        steps, nb, bs, bd = (_new(Move, ((0,), (0,), BLK, outer)), part, tail), 1, 0, 0
+    else:
+        steps, nb, bs, bd = (_new(Move, ((0,), (0,), BLK, outer + ((nfull, BLK, cs),))), part, tail), nfull, BLK, cs
+    plan = tailed_rows(api, steps, src, dst, warns, effects, outer, nb, BLK if nfull else 0, bs, bd, 0, 0, rb,
+                       nfull * BLK, fd, BLK - rb, fd + rb, BLK - rb, None, tail.pattern)
+    return plan if plan is not None else make_plan(api, steps, src, dst, warns, effects=effects)
 
 
 def _small_c0_steps(p, es: int, pitch: int):
