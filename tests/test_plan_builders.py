@@ -479,3 +479,68 @@ def test_nd2nz_rows_builder_takes_the_report_row():
     plan = nz_mod._tailed_rows("T", Nd2NzParams.Key._make(key), 2, src, dst, [], ())
     assert plan is not None and [k.kind for k in plan.ksteps] == ["tailed"]
     assert same(plan, nz_mod._plan_nd2nz.__wrapped__(key, src, dst, Product.ATLAS_A2, False, None)._replace(api="T"))
+
+
+# ------------------------------------------------------------------------------- new NZ2ND calls
+@st.composite
+def nz2nd_keys(draw):
+    """NZ2ND parameters of one or two matrices, rows apart, touching or overlapping (dstDStride < dValue), every
+    width, tensors that fit or not, and now and then a field out of its range."""
+    from fastcopy.products import Product
+
+    product = draw(st.sampled_from([Product.ATLAS_A2, Product.ATLAS_A3, Product.ATLAS_350]))
+    dt = draw(st.sampled_from([np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.int8)]))
+    es = dt.itemsize
+    nd, n = draw(st.sampled_from([1, 1, 1, 2, 0, 4096])), draw(st.sampled_from([1, 2, 3, 16, 40, 0, 8193]))
+    d = 16 * draw(st.sampled_from([1, 1, 2, 3, 5])) + draw(st.sampled_from([0, 0, 0, 0, 0, 0, 3]))
+    dstd = draw(st.sampled_from([d, d, d + 16, 16, 17, max(d - 16, 16), 15, 65536]))
+    nstride = draw(st.sampled_from([n, n, n + 1, 0, 1, 4096]))
+    key = (nd, n, d, draw(st.sampled_from([1, 2, 0, 513])), nstride, dstd, draw(st.sampled_from([1, 4000, 0])))
+    src = TensorSig(TPosition.VECOUT, Phys.UB, dt, draw(st.sampled_from([1 << 16, 1 << 18, 256])), 0, 0)
+    dst = TensorSig(TPosition.GM, Phys.GM, dt, draw(st.sampled_from([1 << 18, 1 << 22, 512, 2048])), 0,
+                    draw(st.sampled_from([0, 16, 32])))
+    return key, src, dst, product, draw(st.booleans())
+
+
+def _nz2nd_general(key, src, dst, product, looped):
+    """The NZ2ND plan as the steps' general way makes it: the Move of every fractal column's rows (loops of one
+    pass dropped), ``lattice_overlaps`` for the verdict, ``make_plan``; ranges and warnings as the planner's."""
+    from fastcopy.dma.steps import lattice_overlaps
+    from fastcopy.ops import nz as nz_mod
+    from fastcopy.params import Nz2NdParamsFull
+
+    p = Nz2NdParamsFull.Key._make(key)
+    real = nz_mod.single_burst
+    nz_mod.single_burst = lambda *a: None  # (the planner's shortcut off: its steps and warnings reach make_plan)
+    seen = []
+    real_make = nz_mod.make_plan
+    nz_mod.make_plan = lambda api, steps, s, d, warns=(), **k: seen.append((api, steps, warns))
+    try:
+        nz_mod._plan_nz2nd.__wrapped__(key, src, dst, product, looped)
+    finally:
+        nz_mod.single_burst, nz_mod.make_plan = real, real_make
+    api, steps, warns = seen[-1]
+    if not steps:  # (ndNum = 0: a no-op)
+        return make_plan(api, (), src, dst)
+    es, f16 = src.itemsize, 16 * src.itemsize
+    loops = ((p.ndNum, p.srcNdMatrixStride * 256 * es, p.dstNdMatrixStride * es),
+             (p.dValue // 16, p.srcNStride * f16, f16), (p.nValue, f16, p.dstDStride * es))
+    step = Move((0,), (0,), f16, tuple(lp for lp in loops if lp[0] != 1))
+    return make_plan(api, (step,), src, dst, warns, exact=lattice_overlaps(f16, tuple((c, d) for c, _, d in loops)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=nz2nd_keys())
+def test_nz2nd_planner_is_the_general_way(case):
+    """The NZ2ND planner's one-matrix shortcut (loops without a list, the overlap test inline, the single-burst
+    builders called directly) gives the plan of its Move through ``lattice_overlaps`` and ``make_plan``, and the
+    errors of its range checks."""
+    from fastcopy.ops import nz as nz_mod
+
+    key, src, dst, product, looped = case
+    got = _verdict_or_plan(nz_mod._plan_nz2nd.__wrapped__, key, src, dst, product, looped)
+    if isinstance(got, tuple) and not hasattr(got, "steps"):  # (an error: the general way raises it first)
+        ref = _verdict_or_plan(_nz2nd_general, key, src, dst, product, looped)
+    else:
+        ref = _nz2nd_general(key, src, dst, product, looped)
+    assert same(got, ref)

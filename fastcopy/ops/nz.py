@@ -26,7 +26,7 @@ from ..dtypes import ascend_name
 from ..errors import CapacityError, RangeError, UnsupportedError
 from ..params import Nd2NzParams, Nz2NdParamsFull
 from ..dma.abi import MAX_LOOPS
-from ..dma.lower import Effect, make_plan, make_tailed_plan, tailed_rows
+from ..dma.lower import Effect, make_plan, make_tailed_plan, single_burst, tailed_rows
 from ..dma.steps import Fill, Move, lattice_overlaps
 from ..products import ND2NZ_PATHS, NZ2ND_PATHS, Phys, Product
 from .common import Call, check_operands, check_range, core_of
@@ -250,6 +250,9 @@ def _small_c0_steps(p, es: int, pitch: int):
 def _nd2nz_warnings(call: Call, p, small_c0: bool) -> list:
     """The emulation-domain conditions of semantics.md §5.5 and the 350 stride rounding (semantics.md §5.2, §10)."""
     product, es = call.product, call.src.itemsize
+    if not small_c0 and product is not _350 and product is not _310P and call.src.phys is _GM \
+            and call.dst.phys is _L1:
+        return []  # (GM -> L1 on Atlas A2 / A3: the direct instruction, no condition applies)
     on = _On(call)
     c0 = BLK // es
     nd, n, d = p.ndNum, p.nValue, p.dValue
@@ -395,21 +398,10 @@ def _plan_nz2nd(pkey, src, dst, product, looped):
     nd, n, d = p.ndNum, p.nValue, p.dValue
     if nd == 0:
         return make_plan(api, (), src, dst)  # no-op (semantics.md §11.6): the other fields are only type-checked
-    check_range(api, "ndNum", nd, 0, 4095, "matrices", product)
-    check_range(api, "nValue", n, 1, 8192, "rows", product)
-    check_range(api, "dValue", d, 1, 8192, "elements", product)
-    if d % FRACTAL:
-        raise RangeError(f"{api}: dValue={d} is not a multiple of 16 elements on {product} (NZ2ND moves whole "
-                         "16-element fractal columns, semantics.md §6.2 / §9 #18)")
     nf = d // FRACTAL
-    if nd > 1:
-        check_range(api, "srcNdMatrixStride", p.srcNdMatrixStride, 1, 512, "fractals (256 elements)", product)
-        check_range(api, "dstNdMatrixStride", p.dstNdMatrixStride, 1, 65535, "elements", product)
-    if nf > 1:
-        check_range(api, "srcNStride", p.srcNStride, 0, 4095, "16-element units", product)
-    if n > 1:
-        check_range(api, "dstDStride", p.dstDStride, 16, 65535, "elements", product,
-                    "the implementations use dstDStride-16 as an unsigned gap")
+    if not (nd == 1 and 1 <= n <= 8192 and 1 <= d <= 8192 and d % FRACTAL == 0 and (
+            nf <= 1 or p.srcNStride <= 4095) and (n <= 1 or 16 <= p.dstDStride <= 65535)):
+        _check_nz2nd_ranges(api, p, product)  # (the rules one by one, for the message: only where one can fail)
     es = src.itemsize
     warns = []
     if n > 1 and p.dstDStride < d:
@@ -422,11 +414,41 @@ def _plan_nz2nd(pkey, src, dst, product, looped):
         warns.append(f"{api}: loop mode (UB_TO_OUT) is set on {product}; NZ2ND is a sequence of UB->GM copies, "
                      "which the hardware may repeat under loop mode; fastcopy does not apply loop mode to NZ2ND")
     f16 = FRACTAL * es
-    sm, dm = p.srcNdMatrixStride * 256 * es, p.dstNdMatrixStride * es
-    loops = ((nd, sm, dm), (nf, p.srcNStride * f16, f16), (n, f16, p.dstDStride * es))
-    steps = (Move((0,), (0,), f16, _loops(loops)),)
+    rd = p.dstDStride * es
+    if nd == 1:  # (the usual call: _loops without its list, and the analytic overlap test inline)
+        loops = ((nf, p.srcNStride * f16, f16),) if nf != 1 else ()
+        if n != 1:
+            loops += ((n, f16, rd),)
+        step = _new(Move, ((0,), (0,), f16, loops))
+        if n == 1 or rd >= nf * f16:  # (the fractal columns of a row touch; rows clear each other: no overlap)
+            plan = single_burst(api, (step,), src, dst, warns)
+            return plan if plan is not None else make_plan(api, (step,), src, dst, warns)
+        loops = ((nd, 0, 0), (nf, p.srcNStride * f16, f16), (n, f16, rd))
+    else:
+        loops = ((nd, p.srcNdMatrixStride * 256 * es, p.dstNdMatrixStride * es), (nf, p.srcNStride * f16, f16),
+                 (n, f16, rd))
+        step = Move((0,), (0,), f16, _loops(loops))
     overlap = lattice_overlaps(f16, tuple((c, dd) for c, _, dd in loops))
-    return make_plan(api, steps, src, dst, warns, exact=overlap)
+    return make_plan(api, (step,), src, dst, warns, exact=overlap)
+
+
+def _check_nz2nd_ranges(api: str, p, product) -> None:
+    """semantics.md §6.2 ranges of the fields that take effect (``ndNum`` > 0), in order, with their messages."""
+    nd, n, d = p.ndNum, p.nValue, p.dValue
+    check_range(api, "ndNum", nd, 0, 4095, "matrices", product)
+    check_range(api, "nValue", n, 1, 8192, "rows", product)
+    check_range(api, "dValue", d, 1, 8192, "elements", product)
+    if d % FRACTAL:
+        raise RangeError(f"{api}: dValue={d} is not a multiple of 16 elements on {product} (NZ2ND moves whole "
+                         "16-element fractal columns, semantics.md §6.2 / §9 #18)")
+    if nd > 1:
+        check_range(api, "srcNdMatrixStride", p.srcNdMatrixStride, 1, 512, "fractals (256 elements)", product)
+        check_range(api, "dstNdMatrixStride", p.dstNdMatrixStride, 1, 65535, "elements", product)
+    if d // FRACTAL > 1:
+        check_range(api, "srcNStride", p.srcNStride, 0, 4095, "16-element units", product)
+    if n > 1:
+        check_range(api, "dstDStride", p.dstDStride, 16, 65535, "elements", product,
+                    "the implementations use dstDStride-16 as an unsigned gap")
 
 
 # ---------------------------------------------------------------------------------------------------- helpers
