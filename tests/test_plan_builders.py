@@ -17,6 +17,7 @@ from fastcopy.dma.lower import finalize, general_plan, lower_all, lower_small, m
 from fastcopy.dma.steps import Fill, Move
 from fastcopy.errors import OutOfBoundsError
 from fastcopy.memory import TensorSig
+from fastcopy.ops.pad import PaddingMode
 from fastcopy.params import DataCopyParams, Nd2NzParams
 from fastcopy.products import Phys, TPosition
 
@@ -543,4 +544,57 @@ def test_nz2nd_planner_is_the_general_way(case):
         ref = _verdict_or_plan(_nz2nd_general, key, src, dst, product, looped)
     else:
         ref = _nz2nd_general(key, src, dst, product, looped)
+    assert same(got, ref)
+
+
+# ------------------------------------------------------------------------------- new DataCopyPad GM -> local calls
+@st.composite
+def pad_in_keys(draw):
+    """DataCopyPad GM -> local parameters on every product and path, both structs, both modes, padding or none,
+    pad register set (this width, another, a number) or not, tensors that fit or not, fields out of range."""
+    from fastcopy.ops.padvalue import scalar_key
+    from fastcopy.products import DATACOPYPAD_PATHS, Product
+
+    product = draw(st.sampled_from([Product.ATLAS_A2, Product.ATLAS_A3, Product.ATLAS_200I_500_A2,
+                                    Product.ATLAS_350]))
+    path = draw(st.sampled_from(sorted([pt for pt in DATACOPYPAD_PATHS[product] if pt[0] is Phys.GM], key=str)))
+    dt = draw(st.sampled_from(sorted(DATACOPYPAD_PATHS[product][path], key=str)))
+    es = dt.itemsize
+    kind = draw(st.sampled_from(["DataCopyExtParams", "DataCopyExtParams", "DataCopyParams"]))
+    bc = draw(st.sampled_from([1, 1, 1, 2, 5, 0, 4096]))
+    bl = es * draw(st.sampled_from([1, 3, 16, 17, 40])) + draw(st.sampled_from([0] * 9 + [1]))
+    key = (bc, bl, draw(st.sampled_from([0, 0, 3, 64])), draw(st.sampled_from([0, 0, 0, 1, 70000])),
+           draw(st.sampled_from([0] * 9 + [1])))
+    if kind == "DataCopyParams":
+        key = key[:4] + (0,)
+    pkind = "DataCopyPadParams" if kind == "DataCopyParams" else "DataCopyPadExtParams"
+    pkey = (draw(st.booleans()), draw(st.sampled_from([0] * 6 + [1, 40])), draw(st.sampled_from([0] * 6 + [2])))
+    vkey = scalar_key(draw(st.sampled_from([0, 0, 0, 1, 3])))
+    mode = PaddingMode.Compact if draw(st.integers(0, 5)) == 0 else PaddingMode.Normal
+    padreg = draw(st.sampled_from([None, bytes(es), b"\x01" * es, b"\x02" * 4, ("number", scalar_key(7))]))
+    phys = {Phys.GM: TPosition.GM, Phys.UB: TPosition.VECIN, Phys.L1: TPosition.A1}
+    need = bc * (-(-bl // 32) * 32 + 64) + 64
+    src = TensorSig(TPosition.GM, Phys.GM, dt, max(bc * (bl + 64) + draw(st.sampled_from([0, 0, -1])), 0), 0,
+                    draw(st.sampled_from([0, 16, 3])))
+    dst = TensorSig(phys[path[1]], path[1], dt, draw(st.sampled_from([need, need, need // 3, 1 << 16])), 0,
+                    draw(st.sampled_from([0, 16, 32])))
+    return kind, key, pkind, pkey, vkey, mode, src, dst, product, padreg, None
+
+
+@settings(max_examples=400, deadline=None)
+@given(case=pad_in_keys())
+def test_pad_rows_builder(case):
+    """A new DataCopyPad GM -> local call without padding whose dummy bytes have a value gets, from
+    ``pad._rows``, the plan (or the error) that the steps of ``in_steps`` get from ``make_tailed_plan``."""
+    from fastcopy.ops import pad as pad_mod
+
+    planner = pad_mod._plan_in.__wrapped__
+    got = _verdict_or_plan(planner, *case)
+    real = pad_mod._rows
+    pad_mod._rows = lambda call, bc, bl, ss, ds, es, dummy, dummy_bytes, warns: pad_mod._finish(
+        call, pad_mod.in_steps(bc, bl, ss, ds, 0, 0, es, None, dummy), warns, None)
+    try:
+        ref = _verdict_or_plan(planner, *case)
+    finally:
+        pad_mod._rows = real
     assert same(got, ref)

@@ -19,7 +19,7 @@ from functools import lru_cache
 from ..dtypes import as_dtype, ascend_name
 from ..errors import ParamTypeError, RangeError, UnsupportedError
 from ..params import DataCopyExtParams, DataCopyPadExtParams, DataCopyPadParams, DataCopyParams, Nd2NzParams
-from ..dma.lower import make_plan, make_tailed_plan
+from ..dma.lower import make_plan, make_tailed_plan, tailed_rows
 from ..dma.steps import Fill, Move, writes_overlap
 from ..products import DATACOPYPAD_PATHS, PAD_350_ENGINE, SET_PAD_VALUE, ZERO_IS_NOOP, Phys
 from .common import Call, check_operands, check_range, core_of
@@ -277,7 +277,28 @@ def _plan_in(kind, key, pkind, pkey, vkey, mode, src, dst, product, padreg, loop
         _warn_undefined(warns, call, True, padreg, es, "the left/right padding")
     if dummy is None and dummy_bytes > 0:
         _warn_undefined(warns, call, True, padreg, es, "the dummy bytes up to 32 bytes")
+    if loop is None and not (lp or rp) and dummy_bytes and dummy is not None:  # (a new call's usual form)
+        return _rows(call, bc, bl, ss, ds, es, dummy, dummy_bytes, warns), padreg_after
     return _finish(call, in_steps(bc, bl, ss, ds, lp, rp, es, side, dummy), warns, loop), padreg_after
+
+
+def _rows(call: Call, bc: int, bl: int, ss: int, ds: int, es: int, dummy, dummy_bytes: int, warns):
+    """The plan of Normal bursts without padding whose dummy bytes have a value (a fill, or the burst's first
+    element), no loop mode: the steps :func:`in_steps` makes (the data, the dummy), as one ``copy_tailed`` kernel
+    step made by :func:`fastcopy.dma.lower.tailed_rows` from the fields that :func:`fastcopy.dma.lower.tailed_plan`
+    would read back off the steps (a test holds the plans equal, errors included); else (too large for it) as
+    :func:`_finish` plans them."""
+    outer = ((bc, bl + ss, bl + dummy_bytes + ds * BLK),)
+    data = _new(Move, ((0,), (0,), bl, outer))
+    tail = _fill_step(bl, dummy_bytes, dummy, outer[0], es)
+    if dummy == FIRST:  # (the first element repeated: a Move of source stride 0, its unit the element)
+        unit = tail.burst
+        plan = tailed_rows(call.api, (data, tail), call.src, call.dst, warns, (), outer, 0, 0, 0, 0, 0, 0, bl, 0, 0,
+                           unit * tail.loops[1][0], bl, unit, 0, None)
+    else:
+        plan = tailed_rows(call.api, (data, tail), call.src, call.dst, warns, (), outer, 0, 0, 0, 0, 0, 0, bl, 0, 0,
+                           dummy_bytes, bl, dummy_bytes, None, dummy)
+    return plan if plan is not None else make_plan(call.api, (data, tail), call.src, call.dst, warns)
 
 
 def _reads_register(is350: bool, mode, total: int, bl: int, padded) -> bool:
