@@ -188,8 +188,10 @@ def DataCopy(dst, src, arg, *rest, **kwargs) -> None:  # noqa: N802
             if kind is _DN2NZ:  # (the memo missed: the remembered call of these values?)
                 if _repeat(key, _DC, dst, src, arg, None):
                     return
-            elif cache is not None and _hit(cache.get(key), dst, src):
-                return
+            elif cache is not None:
+                hit = cache.get(key)
+                if hit is not None and _hit(hit, dst, src):
+                    return
             if type(src) in _TENSORS:
                 if kind is DataCopyParams:
                     plan = _datacopy.plan_data_copy(dst, src, arg, key)

@@ -574,6 +574,7 @@ _PAD3 = abi.NO_LOOPS[1:]
 #: the chunk list of a one-offset step without a real outermost loop (shared: one allocation less per step)
 _CHUNK1 = ((0, 1, 0, 1),)
 _PAD2 = abi.NO_LOOPS[2:]
+_PAD1 = abi.NO_LOOPS[3:]
 
 
 
@@ -921,7 +922,11 @@ def tailed_rows(api: str, steps, src, dst, warnings, effects, outer, nb: int, bl
             return None
         w, value = unit, _ZERO64
     rs, rd = src_res % w, dst_res % w
-    lu = abi.NO_LOOPS[:2 - len(outer)] + tuple([(c, a // w, b // w) for c, a, b in outer])
+    if len(outer) == 1:  # (one row loop, the usual: without the list)
+        c, a, b = outer[0]
+        lu = _PAD1 + ((c, a // w, b // w),)
+    else:
+        lu = abi.NO_LOOPS[:2 - len(outer)] + tuple([(c, a // w, b // w) for c, a, b in outer])
     fields = (lu, nb, blk // w, bs // w, bd // w, (rs + fs) // w, (rd + fd) // w, rem // w, (rs + ps) // w,
               (rd + pd) // w, tb // w, (rd + td) // w, None if ts is None else (rs + ts) // w)
     _check_tailed(api, fields, w, read, write, rs, rd)

@@ -85,13 +85,13 @@ def _check_310p_scratch(pipe) -> None:
 
 @lru_cache(maxsize=4096)
 def _plan_nd2nz(pkey, src, dst, product, small_c0, loop):
-    call = Call(ND2NZ_API, product, src, dst)
-    api = call.api
+    call = _new(Call, (ND2NZ_API, product, src, dst))
+    api = ND2NZ_API
     p = Nd2NzParams.checked_key(api, pkey, product)
     check_operands(call, ND2NZ_PATHS, "Nd2Nz")
     nd, n, d = p.ndNum, p.nValue, p.dValue
     es = src.itemsize
-    tscm = call.path == (_UB, _L1)
+    tscm = src.phys is _UB and dst.phys is _L1
     if small_c0:
         _check_small_c0(call, p)
     if tscm:
@@ -391,8 +391,8 @@ def plan_nz2nd(dst, src, params):
 
 @lru_cache(maxsize=4096)
 def _plan_nz2nd(pkey, src, dst, product, looped):
-    call = Call(NZ2ND_API, product, src, dst)
-    api = call.api
+    call = _new(Call, (NZ2ND_API, product, src, dst))
+    api = NZ2ND_API
     p = Nz2NdParamsFull.checked_key(api, pkey, product)
     check_operands(call, NZ2ND_PATHS, "Nz2Nd")
     nd, n, d = p.ndNum, p.nValue, p.dValue
