@@ -178,6 +178,9 @@ LAYOUT_PARTS = 64
 #: its program structure (golden/fastpoint.py): making one costs ~0.3 ms (its source compiled, the point run twice
 #: to check it) and saves ~10 us a point, so a smaller sweep (and the one-point batch) makes none
 RUNNER_POINTS = 32
+#: a point that raises there (the engine's error is the point's) makes no runner: the next point tries again, up to
+#: RUNNER_TRIES points in all (a case whose points keep failing then runs on the engine, as one without a runner)
+RUNNER_TRIES = 8
 # ---- brun: a batch point's small arrays ----------------------------------------------------------------------------
 #: arrays of at most ARENA_PIECE bytes that fastcopy makes for itself (memory.aligned_bytes: a batch point's GM
 #: buffers, its input copy) are cut from a per-thread block of ARENA_BYTES (one allocation and one address lookup

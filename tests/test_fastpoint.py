@@ -215,6 +215,44 @@ def test_no_runner_before_runner_points(monkeypatch):
     assert callable(case._holes.runs.runner)
 
 
+def _failing_points(case) -> list:
+    """The points of ``case`` whose run raises (the 5000-burst ones: a planner error)."""
+    return [i for i in range(len(case)) if case.point(i).values["bc"] == 5000]
+
+
+def test_a_point_that_fails_where_the_runner_is_made_leaves_it_to_the_next(monkeypatch):
+    """The point at which the runner would be made raises (its error is the point's): the next point makes it."""
+    case = _runner_case()
+    monkeypatch.setattr(config, "RUNNER_POINTS", 2)
+    monkeypatch.setattr(config, "RUNNER_TRIES", 3)
+    bad, good = _failing_points(case), 1
+    with small_calls_in_numpy():
+        run_program(case.point(good), reuse=True)
+        for k in range(2):  # (two failed tries of three)
+            with pytest.raises(CaseRunError, match="blockCount=5000"):
+                run_program(case.point(bad[k]), reuse=True)
+            assert case._holes.runs.runner is None
+        expected = run_general(case.point(good))
+        got = run_program(case.point(good), reuse=True)
+    assert callable(case._holes.runs.runner)
+    _same_results(expected, dataclasses.replace(got, program=expected.program))
+
+
+def test_points_that_keep_failing_leave_the_case_without_a_runner_after_runner_tries(monkeypatch):
+    case = _runner_case()
+    monkeypatch.setattr(config, "RUNNER_POINTS", 1)
+    monkeypatch.setattr(config, "RUNNER_TRIES", 3)
+    bad = _failing_points(case)
+    with small_calls_in_numpy():
+        for k in range(3):
+            assert case._holes.runs.runner is None
+            with pytest.raises(CaseRunError, match="blockCount=5000"):
+                run_program(case.point(bad[k]), reuse=True)
+        assert case._holes.runs.runner is False
+        run_program(case.point(1), reuse=True)
+    assert case._holes.runs.runner is False
+
+
 def test_a_runner_that_differs_is_not_kept(monkeypatch):
     case = _runner_case()
     monkeypatch.setattr(config, "RUNNER_POINTS", 1)
@@ -254,6 +292,58 @@ def test_a_wrapped_datacopy_is_called(monkeypatch):
         monkeypatch.setattr(fastcopy, "DataCopy", wrapped)
         got = run_program(case.point(1), reuse=True)
     assert len(calls) == 5
+    _same_results(expected, dataclasses.replace(got, program=expected.program))
+
+
+@pytest.mark.parametrize("module,name", [("fastcopy.api", "execute"), ("fastcopy.ops.datacopy", "plan_data_copy")])
+def test_what_datacopy_calls_replaced_after_the_runner_is_made_is_called(monkeypatch, module, name):
+    """The runner calls DataCopy's planner and executor its own way: one of them replaced after the runner
+    exists (a test's monkeypatch, a mock), the point is the engine's, through fastcopy.DataCopy, which calls it."""
+    import importlib
+
+    case = _runner_case()
+    monkeypatch.setattr(config, "RUNNER_POINTS", 1)
+    mod = importlib.import_module(module)
+    with small_calls_in_numpy():
+        expected = run_program(case.point(1), reuse=True)
+        runner = case._holes.runs.runner
+        assert callable(runner) and fastpoint._try(runner, case.point(1)) is not None
+        calls = []
+        real = getattr(mod, name)
+
+        def wrapped(*args, **kwargs):
+            calls.append(name)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(mod, name, wrapped)
+        assert fastpoint._try(runner, case.point(1)) is None  # (it declines before doing anything)
+        got = run_program(case.point(1), reuse=True)
+    assert len(calls) == 5 and case._holes.runs.runner is runner
+    _same_results(expected, dataclasses.replace(got, program=expected.program))
+
+
+@pytest.mark.parametrize("name", ["gm_input", "gm_output", "_pipe", "collect_output", "start_collecting"])
+def test_an_engine_helper_replaced_after_the_runner_is_made_is_the_runners_too(monkeypatch, name):
+    """The runner runs in the engine's namespace: an engine helper replaced after it was made is called by the
+    runner itself (as by the engine), at every point."""
+    from fastcopy.golden import engine
+
+    case = _runner_case()
+    monkeypatch.setattr(config, "RUNNER_POINTS", 1)
+    with small_calls_in_numpy():
+        expected = run_program(case.point(1), reuse=True)
+        runner = case._holes.runs.runner
+        assert callable(runner)
+        calls = []
+        real = getattr(engine, name)
+
+        def wrapped(*args, **kwargs):
+            calls.append(name)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(engine, name, wrapped)
+        got = fastpoint._try(runner, case.point(1))
+    assert got is not None and calls
     _same_results(expected, dataclasses.replace(got, program=expected.program))
 
 

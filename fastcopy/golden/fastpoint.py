@@ -12,8 +12,9 @@ the tensors, the restarted ``TPipe`` and its ``alloc``, each op's planner and ex
 with the engine's warnings collection.
 
 The function is made at a case's ``config.RUNNER_POINTS``-th point run (a small sweep, and the one-point batch,
-make none) and kept only when it gives that point's :class:`Result` exactly (every array byte for byte, the
-placement, warnings, notes and counts); a point on which it raises anything is run again by the engine, whose
+make none; when that point raises, at the next one, up to ``config.RUNNER_TRIES`` points) and kept only when it
+gives that point's :class:`Result` exactly (every array byte for byte, the placement, warnings, notes and
+counts); a point on which it raises anything is run again by the engine, whose
 errors, messages and warnings are then the point's. Programs it does not handle (cores, compute steps, ops other
 than ``DataCopy``'s count and ``DataCopyParams`` forms on whole tensors, local buffers with inputs or addresses)
 are never given one. Only the values that are immutable parts of the structure (names, dtypes, positions,
@@ -23,7 +24,6 @@ parameter values, shapes) is read from the program at every point.
 
 from __future__ import annotations
 
-import sys
 
 from .. import config
 from .schema import APIS, BufferSpec, OpSpec
@@ -57,8 +57,13 @@ class Runs:
                 return None
             from . import engine
 
-            self.runner = False
-            result = engine.run_general(prog)
+            self.runner = False  # (while it is made: other threads run their points on the engine)
+            try:
+                result = engine.run_general(prog)
+            except BaseException:  # the point's own error; the next point tries again, up to RUNNER_TRIES in all
+                if self.seen < config.RUNNER_POINTS + config.RUNNER_TRIES - 1:
+                    self.runner = None
+                raise
             runner = make(prog, self.fresh)
             if runner is not None and _same(result, _try(runner, prog)):
                 self.runner = runner
@@ -121,16 +126,27 @@ def make(prog, fresh=frozenset()):
 
 
 def _make(prog, fresh):
-    from ..errors import start_collecting, stop_collecting
+    """The runner's source, compiled. It runs in the engine's namespace: the engine's helpers it calls
+    (``gm_input``, ``_pipe``, ``collect_output``, ``start_collecting``, ``Result``, ...) are looked up at every
+    point as the engine's own code looks them up (one replaced, by a test's monkeypatch or a mock, is the one
+    both call). Its constants (dtypes, positions, names, the fastcopy functions below) are its default
+    arguments. What ``fastcopy.DataCopy`` would call, ``DataCopy`` itself and, behind it, ``api.execute`` and
+    ``ops.datacopy.plan_data_copy``, it calls its own way (the planner with a struct's key): it checks first, at
+    every point, that each is still the one it was made with; one replaced (``fastcopy explain`` wraps
+    DataCopy), it raises before doing anything and the engine runs the point, calling the replacement."""
+    import types
+
+    import fastcopy
+
+    from .. import api
+    from ..ops import datacopy
+
     from . import engine
-    from .schema import make_struct
 
     if prog.blocks != 1 or prog.writes or type(prog.buffers) is not tuple or type(prog.ops) is not tuple:
         return None
-    consts = {"Result": engine.Result, "gm_input": engine.gm_input, "gm_output": engine.gm_output,
-              "get_pipe": engine._pipe, "collect_output": engine.collect_output,
-              "note_warnings": engine._note_warnings, "start_collecting": start_collecting,
-              "stop_collecting": stop_collecting, "modules": sys.modules, "make_struct": make_struct}
+    consts = {"fc": fastcopy, "DataCopy": fastcopy.DataCopy, "api": api, "execute": api.execute, "dc": datacopy,
+              "plan_data_copy": datacopy.plan_data_copy}
     names = {}
 
     def const(value, hint: str) -> str:
@@ -138,7 +154,9 @@ def _make(prog, fresh):
         consts[name] = value
         return name
 
-    lines = ["bs = p.buffers", f"if len(bs) != {len(prog.buffers)}: raise LookupError",
+    lines = ["if (fc.DataCopy is not DataCopy or api.execute is not execute"
+             " or dc.plan_data_copy is not plan_data_copy): raise LookupError",  # (replaced: the engine's point)
+             "bs = p.buffers", f"if len(bs) != {len(prog.buffers)}: raise LookupError",
              "ops = p.ops", f"if len(ops) != {len(prog.ops)}: raise LookupError",
              "inputs, placement, caught = {}, {}, {}"]
     written = engine.written_buffers(prog)
@@ -151,7 +169,7 @@ def _make(prog, fresh):
                 lines.append(f"t{i} = gm_output(bs[{i}], p.poison)")
             else:
                 lines.append(f"t{i} = gm_input(bs[{i}], p, inputs, {buf.name in written})")
-    lines.append("pipe = get_pipe(p, True)")
+    lines.append("pipe = _pipe(p, True)")
     for i, buf in enumerate(prog.buffers):
         if buf.gm:
             continue
@@ -159,16 +177,10 @@ def _make(prog, fresh):
             return None
         lines.append(f"t{i} = pipe.alloc({const(buf.position, 'pos')}, {const(buf.np_dtype, 'dt')}, bs[{i}].size)")
         lines.append(f"phys = t{i}.memory.phys")
-        lines.append(f"placement[{const(buf.name, 'name')}] = (names.get(phys) or phys.name, t{i}.offset)")
-    consts["names"] = engine._PHYS_NAMES
+        lines.append(f"placement[{const(buf.name, 'name')}] = (_PHYS_NAMES.get(phys) or phys.name, t{i}.offset)")
     # the ops: what DataCopy does with a count or a DataCopyParams on two tensors without a prepared call (a
     # point's tensors are new): its planner, then the executor (run only while fastcopy.DataCopy is this one)
-    from .. import api
-    from ..ops.datacopy import plan_data_copy
-
-    consts.update(DataCopy=api.DataCopy, plan_data_copy=plan_data_copy, execute=api.execute)
-    lines += ["fc = modules['fastcopy']", "if fc.DataCopy is not DataCopy: raise LookupError",
-              "got = []", "before = start_collecting(got)", "try:"]
+    lines += ["got = []", "before = start_collecting(got)", "try:"]
     for k, op in enumerate(prog.ops):
         if (type(op) is not OpSpec or op.api != "DataCopy" or APIS[op.api].target or op.operands or op.kwargs
                 or op.dtype or op.block or op.dst is None or op.dst.offset or op.src.offset
@@ -184,7 +196,7 @@ def _make(prog, fresh):
         else:  # (DataCopy(dst, src, DataCopyParams(...)) plans from the struct's key)
             lines += ["    v = op.args[0].value", f"    key = {_struct_key(op.args[0].struct, 'v', const)}",
                       f"    execute(plan_data_copy({d}, {s}, None, key{cached}), {d}, {s})"]
-        lines += ["    if got:", "        note_warnings(op, got, 0, caught)"]
+        lines += ["    if got:", "        _note_warnings(op, got, 0, caught)"]
     lines += ["finally:", "    stop_collecting(before)", "outputs, notes, empty, counts = {}, [], [], {}",
               "outs = p.outputs", f"if len(outs) != {len(prog.outputs)}: raise LookupError"]
     for k, out in enumerate(prog.outputs):
@@ -192,12 +204,12 @@ def _make(prog, fresh):
         lines += [f"out = outs[{k}]", f"if out.buffer != bs[{i}].name: raise LookupError",
                   f"collect_output(out, bs[{i}].shape, t{i}, outputs, notes, empty, counts)"]
         if not prog.buffers[i].gm:  # (on-chip: a view of the pipe, which the next program clears)
-            lines.append(f"data, mask = outputs[out.buffer]; outputs[out.buffer] = (data.copy(), mask.copy())")
+            lines.append("data, mask = outputs[out.buffer]; outputs[out.buffer] = (data.copy(), mask.copy())")
     lines.append("return Result(p, inputs, outputs, placement, caught, notes, empty, counts)")
-    source = "def run(p):\n" + "".join(f"    {line}\n" for line in lines)
-    space = dict(consts)
+    source = f"def run(p, {', '.join(consts)}):\n" + "".join(f"    {line}\n" for line in lines)
+    space = {}
     exec(compile(source, "<fastcopy point runner>", "exec"), space)  # noqa: S102 - our own text; constants by name
-    run = space["run"]
+    run = types.FunctionType(space["run"].__code__, vars(engine), "run", tuple(consts.values()))
     run.source = source
     return run
 
