@@ -170,7 +170,7 @@ def test_many_jobs_in_a_row_and_after_the_helpers_slept(monkeypatch):
     for wake_bytes in (0, 1 << 60):
         monkeypatch.setattr(config, "WAKE_BYTES", wake_bytes)
         for _ in range(5):
-            time.sleep((config.SPIN_US + 2000) * 1e-6)  # the helpers are asleep now
+            time.sleep((max(config.SPIN_US, config.BIG_SPIN_US) + 2000) * 1e-6)  # the helpers are asleep now
             dst = np.zeros_like(want)
             assert crew.run(crew.COPY, dst, 0, src, 0, metas, nbytes=1 << 20)
             assert np.array_equal(dst, want)

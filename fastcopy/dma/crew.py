@@ -76,6 +76,7 @@ def tune(box=None) -> None:
     box[crew.T_SPIN] = int(config.SPIN_US * ticks)
     box[crew.SPIN] = box[crew.T_SPIN]
     box[crew.T_PAIR_SPIN] = int(max(config.PAIR_SPIN_US, config.SPIN_US) * ticks)
+    box[crew.T_BIG_SPIN] = int(max(config.BIG_SPIN_US, config.SPIN_US) * ticks)
     box[crew.T_WAKE_BYTES] = min(int(config.WAKE_BYTES), big)
     box[crew.T_GAP] = int(config.WAKE_GAP * 1e6 * ticks)
     slow = config.SLOW_HELPER * 1024

@@ -59,6 +59,8 @@ HELPED = 65
 TURN = 88
 # the pair lane's own back-off bound (the policy slots' line is full: on the TURN line, written by tune() only)
 T_PAIR_SLOW = 89
+# a helper's spin after a chunk of a large job (config.BIG_SPIN_US; on the TURN line too, written by tune() only)
+T_BIG_SPIN = 90
 BOX_SIZE = 96
 HEAD = NBYTES - KIND + 1  # a job header: the box's slots KIND..NBYTES
 # a header's slots (``h[H_...]``: the box's slots minus KIND)
@@ -325,14 +327,15 @@ def _poll(box):
 @njit(nogil=True, cache=True)
 def serve(box):
     """A helper, for the life of the process: run chunks as jobs come; after ``box[SPIN]`` TSC ticks without
-    work (``box[T_PAIR_SPIN]`` after a pair call, while not backing off), sleep on the box's futex until a caller
-    wakes it. Returns when told to stop."""
+    work (``box[T_PAIR_SPIN]`` after a pair call, ``box[T_BIG_SPIN]`` after a job of at least ``T_WAKE_BYTES``,
+    while not backing off), sleep on the box's futex until a caller wakes it. Returns when told to stop."""
     last = rdtsc()
-    bonus = 0  # (after a pair call: T_PAIR_SPIN - T_SPIN more ticks of spinning, unless backing off)
+    bonus = 0  # (after a pair call: T_PAIR_SPIN - T_SPIN more ticks of spinning, unless backing off; after a
+    # large job T_BIG_SPIN - T_SPIN)
     while atomic_load(box, STOP) == 0:
         ran = _work(box, True)
-        if ran:
-            bonus = 0
+        if ran:  # (the job's size read from the box: a later job's, if one was posted since, is as good a guess)
+            bonus = max(box[T_BIG_SPIN] - box[T_SPIN], 0) if box[NBYTES] >= box[T_WAKE_BYTES] else 0
         if atomic_load(box, LANE) > atomic_load(box, CLAIM):
             if _help_pair(box):
                 ran += 1
