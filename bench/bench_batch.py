@@ -245,8 +245,6 @@ def rows(repeat: int = 3) -> list:
 def breakdown(points: int = POINTS, repeat: int = 5, tmp: str | None = None) -> None:
     """Per point, in one warm process: compiling the sweep point, running it, writing its folder (fastcopy), next
     to the whole numpy loop per point (the same work and files)."""
-    import shutil
-
     sys.path.insert(0, str(HERE))
     import numpy_gen_data
 

@@ -9,7 +9,6 @@ merely importing fastcopy, and the ratio to the target.
 from __future__ import annotations
 
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -102,4 +101,3 @@ if __name__ == "__main__":
     print(f"buffers {r['buffer_bytes'] / mb:.0f} MiB; peak RSS of fastcopy run {r['peak_rss'] / mb:.0f} MiB "
           f"(import alone {r['import_rss'] / mb:.0f} MiB); target 2 x buffers + 100 MB = {r['target'] / mb:.0f} "
           f"MiB; {100 * r['ratio']:.0f}% of the target")
-    del resource

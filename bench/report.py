@@ -148,7 +148,7 @@ def call_overhead() -> list[str]:
         DataCopy(x, src, q)
         firsts.append(time.perf_counter() - t1)
         allocs.append(t1 - t0)
-        again.append(float(np.median(timeit.repeat(lambda: DataCopy(x, src, q), number=1, repeat=5))))
+        again.append(float(np.median(timeit.repeat(lambda x=x: DataCopy(x, src, q), number=1, repeat=5))))
         del fp, x
     f, r = float(np.median(firsts)), float(np.median(again))
     out.append(_row("first 64 MiB DataCopy into a fresh TPipe / repeated", f"{f * 1e3:.1f} / {r * 1e3:.1f} ms",

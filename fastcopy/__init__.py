@@ -21,7 +21,9 @@ with _paused_collector():
     # import's calls and returns crossed a boundary of the interpreter's 16 KiB frame-stack chunks ~300 times in
     # `python -m fastcopy` and the console script, and CPython 3.11 maps and unmaps a chunk at every crossing
     # (~15 ms of a ~0.12 s start-up; docs/batch.md, "Session of 15:30-17:35 UTC")
-    import numpy as _numpy  # noqa: F401
+    import numpy as _numpy
+
+    del _numpy  # (imported for its side effect: loaded from here)
 
     from . import apidoc as _apidoc
     from .api import (DataCopy, DataCopyPad, Fixpipe, LoadData, LoadDataWithStride, LoadDataWithTranspose,

@@ -17,8 +17,7 @@ import numpy as np
 
 from . import config
 from .dtypes import UINT_OF_WIDTH, as_dtype
-from .errors import (AlignmentError, CapacityError, FastCopyError, OutOfBoundsError, ParamTypeError, RangeError,
-                     UnsupportedError)
+from .errors import AlignmentError, CapacityError, FastCopyError, OutOfBoundsError, ParamTypeError, UnsupportedError
 from .integers import as_int, check_int
 from .products import ALIGN, CAPACITIES, DEFAULT_PRODUCT, POSITIONS, Phys, Product, TPosition
 

@@ -146,10 +146,10 @@ def test_run_point_is_a_group_of_one(tmp_path):
 
 # ------------------------------------------------------------------------------------------------ structs
 def _struct_classes() -> list:
-    import fastcopy.cube.enhanced  # noqa: F401 - (every module defining a struct)
-    import fastcopy.cube.outparams  # noqa: F401
-    import fastcopy.cube.params  # noqa: F401
-    import fastcopy.cube.registers  # noqa: F401
+    from importlib import import_module
+
+    for name in ("enhanced", "outparams", "params", "registers"):  # (every module defining a struct)
+        import_module(f"fastcopy.cube.{name}")
 
     out, todo = [], list(ParamStruct.__subclasses__())
     while todo:

@@ -16,7 +16,9 @@ from fastcopy.cube import loaddata as _loaddata
 from fastcopy.products import Phys
 from fastcopy.reference import loaddata as ref
 from test_cube_in_props import run_both
-from test_cube_in_speed import planned  # noqa: F401 (the fixture: counts planner calls)
+import test_cube_in_speed
+
+planned = test_cube_in_speed.planned  # the fixture (counts planner calls), taken by name
 
 P350, A2 = "ATLAS_350", "ATLAS_A2"
 F = 512

@@ -236,8 +236,6 @@ def test_load3d_matches_reference(cell, data):
     b4 = bits_of(dt) == 4
     is350 = product is Product.ATLAS_350
     H, W, pads, kh, kw, sh, sw, dh, dw, C1 = draw_map(data)
-    Ho = (H + pads[2] + pads[3] - ((kh - 1) * dh + 1)) // sh + 1
-    Wo = (W + pads[0] + pads[1] - ((kw - 1) * dw + 1)) // sw + 1
     kmax = C1 * kh * kw * c0
     kext = c0 * data.draw(st.integers(1, kmax // c0))
     k0 = c0 * data.draw(st.integers(0, (kmax - kext) // c0))

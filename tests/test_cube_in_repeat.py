@@ -13,10 +13,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_cube_in_speed import planned  # noqa: F401 (the fixture: counts planner calls)
+import test_cube_in_speed
 
 import fastcopy as fc
 from fastcopy.dma import kernels as K
+
+planned = test_cube_in_speed.planned  # the fixture (counts planner calls), taken by name
 
 pytestmark = pytest.mark.filterwarnings("ignore::fastcopy.FastCopyWarning")
 A2, P350 = "ATLAS_A2", "ATLAS_350"

@@ -282,7 +282,6 @@ def test_large_gather_streams_exactly(w, burst_bytes, dshift):
     """A strided copy writing more than strided.GATHER_NT_BYTES in short bursts, its innermost loop contiguous on
     the destination (the img2col gather shape) takes the streaming stores: bit for bit the numpy kernel's result,
     bursts starting on 32-byte boundaries or not (regular stores there), the bytes around untouched."""
-    from fastcopy import config
     from fastcopy.kernels import strided
 
     b = burst_bytes // w

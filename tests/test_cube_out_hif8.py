@@ -2,8 +2,6 @@
 below |E| = 4 and the SSR rule above) against the one-value oracle, exhaustively where the input space allows, and
 HiFloat8 through the public Fixpipe and Mmad."""
 
-import warnings
-
 import numpy as np
 import pytest
 

@@ -10,8 +10,7 @@ import subprocess
 import sys
 import textwrap
 
-import fastcopy.kernels  # noqa: F401  (installs the stamp for fastcopy's own folder)
-from fastcopy.kernels import cache, crew
+from fastcopy.kernels import cache, crew  # (fastcopy.kernels installs the stamp for fastcopy's own folder)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

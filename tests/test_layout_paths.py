@@ -22,7 +22,7 @@ from test_slice_props import _build, _check, _oracle, slice_case
 
 import fastcopy.reference.nz as ref
 from fastcopy import (DataCopy, DataCopyExtParams, DataCopyPad, DataCopyPadExtParams, DataCopyParams, GlobalTensor,
-                      Nd2NzParams, Nz2NdParamsFull, PaddingMode, TPipe, TPosition, config, formats, from_nz,
+                      Nz2NdParamsFull, PaddingMode, TPipe, TPosition, config, formats, from_nz,
                       nd2nz_params, nz2nd_params, to_nz)
 from fastcopy.ops.datacopy import plan_data_copy
 from fastcopy.products import Phys

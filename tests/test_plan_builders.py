@@ -491,7 +491,6 @@ def nz2nd_keys(draw):
 
     product = draw(st.sampled_from([Product.ATLAS_A2, Product.ATLAS_A3, Product.ATLAS_350]))
     dt = draw(st.sampled_from([np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.int8)]))
-    es = dt.itemsize
     nd, n = draw(st.sampled_from([1, 1, 1, 2, 0, 4096])), draw(st.sampled_from([1, 2, 3, 16, 40, 0, 8193]))
     d = 16 * draw(st.sampled_from([1, 1, 2, 3, 5])) + draw(st.sampled_from([0, 0, 0, 0, 0, 0, 3]))
     dstd = draw(st.sampled_from([d, d, d + 16, 16, 17, max(d - 16, 16), 15, 65536]))

@@ -10,7 +10,6 @@ import pytest
 
 import fastcopy as fc
 from fastcopy import DataCopy, GlobalTensor, TPipe, TPosition, config
-from fastcopy.dma import lower
 from fastcopy.dma.abi import T_A_HI, T_A_LO, T_B_HI, T_B_LO, T_NT, pack_transpose
 from fastcopy.kernels.layout import copy_rows
 from fastcopy.ops import slice as slice_ops

@@ -15,7 +15,6 @@ from test_executor_props import assert_same, make_memory, model_run, snapshot, w
 from test_nz import check_nd2nz, nd2nz_case
 
 from fastcopy import DataCopy, GlobalTensor, Nd2NzParams, TPipe, TPosition
-from fastcopy.dma import abi
 from fastcopy.dma import lower as lower_mod
 from fastcopy.dma.lower import general_plan, make_plan, tailed_plan
 from fastcopy.dma.run import execute

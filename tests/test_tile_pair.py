@@ -12,8 +12,8 @@ import threading
 import numpy as np
 import pytest
 from numba import njit
-from test_crew import _numba_and_threads, run_ok  # noqa: F401 (its autouse fixture: numba, two threads, crew on,
-# no back-off on a busy machine)
+import test_crew
+from test_crew import run_ok
 from test_cube_in_speed_kernels import _bytes
 from test_cube_in_speed_kernels import _fill_src as _fill
 
@@ -25,6 +25,9 @@ from fastcopy.dma import kernels as K
 from fastcopy.kernels import crew as KC
 from fastcopy.memory import aligned_empty
 from fastcopy.reference import loaddata as ref
+
+# test_crew's autouse fixture (numba, two threads, crew on, no back-off on a busy machine), here too
+_numba_and_threads = test_crew._numba_and_threads
 
 pytestmark = [pytest.mark.skipif(not crew.SUPPORTED, reason="helper threads need x86-64 Linux"),
               pytest.mark.filterwarnings("error::fastcopy.FastCopyWarning")]

@@ -29,8 +29,9 @@ from ..dma.run import execute
 from ..dma.steps import Move, writes_overlap
 from ..products import Phys, Product
 from . import quant, state, tensorio
-from .outparams import (CFG_ROW_MAJOR, CO2Layout, DataCopyCO12DstParams, FixpipeConfig, FixpipeParamsArch3510,
-                        FixpipeParamsV220, Nz2DnParams, Nz2NdParams)
+from .fpconfig import CFG_ROW_MAJOR, CO2Layout, FixpipeConfig
+from .outparams import (DataCopyCO12DstParams, FixpipeParamsArch3510, FixpipeParamsV220, Nz2DnParams,
+                        Nz2NdParams)
 from .quant import QuantMode_t
 
 P = Product
@@ -196,14 +197,14 @@ def plan(c: Call, es_u: int, es_t: int) -> Plan:
     if c.dual == 1:
         half = c.m // 2
         parts = [(i < half, i, j), (i >= half, i - half, j)]
-        m_loc, n_loc = half, c.n
+        n_loc = c.n
     elif c.dual == 2:
         half = c.n // 2
         parts = [(j < half, i, j), (j >= half, i, j - half)]
-        m_loc, n_loc = c.m, half
+        n_loc = half
     else:
         parts = [(np.ones(i.shape, bool), i, j)]
-        m_loc, n_loc = c.m, c.n
+        n_loc = c.n
     for sel, il, jl in parts:
         il, jl, hl = il[sel], jl[sel], h[sel]
         if c.layout is CO2Layout.ROW_MAJOR:

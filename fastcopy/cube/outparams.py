@@ -8,7 +8,6 @@ checked by the ops. Ranges that depend on the product and layout are checked by 
 from __future__ import annotations
 
 from ..params import Field, ParamStruct
-from .fpconfig import CFG_COLUMN_MAJOR, CFG_NZ, CFG_ROW_MAJOR, CO2Layout, FixpipeConfig  # noqa: F401 (re-exported)
 
 
 class MmadParams(ParamStruct):

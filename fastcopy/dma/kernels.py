@@ -193,6 +193,8 @@ def _copy_tailed(dst, dbase, src, sbase, meta, value):
 _LAYOUT_STAND_INS = {name: _layout_stand_in(name) for name in LAYOUT_KERNELS}
 _LAYOUT_STAND_INS.update(transpose_elements=_transpose_elements, run_steps=_run_steps, copy_tailed=_copy_tailed)
 globals().update(_LAYOUT_STAND_INS)
+transpose_elements, run_steps, copy_tailed = _transpose_elements, _run_steps, _copy_tailed  # (bound above, named
+# here: the stand-ins call what load() binds to these names)
 copy_strided, fill_strided, all_set = _copy_strided, _fill_strided, _all_set
 if os.environ.get("FASTCOPY_KERNELS"):
     use(os.environ["FASTCOPY_KERNELS"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .layout import DUMMY, PAD, rgb
-from .trace import COMPUTED, COPY, FILL, UNDEFINED, UNTOUCHED
+from .trace import COMPUTED, COPY, FILL, UNDEFINED
 
 LEGEND = ("n = source element n (same colour as in the source); P = padding; d = dummy (fill up to 32 bytes); "
           "= = other fill; c = computed from the source (not a copy); ? = undefined; . = untouched / not read")

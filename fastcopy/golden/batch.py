@@ -182,7 +182,9 @@ def _run_parallel(cases, case_dirs, jobs, strict, resume, chunk_size):
     from concurrent.futures import ProcessPoolExecutor, as_completed
     from concurrent.futures.process import BrokenProcessPool
 
-    import numpy.random  # noqa: F401 - the inputs' generators (7 ms): loaded once here, not in every worker
+    from importlib import import_module
+
+    import_module("numpy.random")  # the inputs' generators (7 ms): loaded once here, not in every worker
 
     ctx = _mp_context()  # forked before any kernel loads: each worker loads (in parallel) the kernels it uses
     npoints = sum(len(c) for c in cases if c is not None)

@@ -22,7 +22,10 @@ import numpy as np
 
 from ..dtypes import UINT_OF_WIDTH, ascend_name
 from ..errors import CompareError  # (raised here; importable from here, its home before errors.py)
-from .rules import RULES, CompareRule, register_rule  # noqa: F401 - the registry, importable from here too
+from .rules import RULES, CompareRule, register_rule  # (the registry, importable from here too: __all__)
+
+__all__ = ["BLOCK", "RULES", "CompareError", "CompareRule", "Comparison", "Mismatch", "as_float64", "choose_rule",
+           "compare", "format_value", "register_rule", "report"]
 
 BLOCK = 32
 
@@ -54,7 +57,9 @@ def _allclose(actual, expected, *, rtol=0.0, atol=0.0, context=None):
 
 register_rule("exact", _exact, "bit for bit (NaN payloads and -0.0 count)", tolerant=False)
 register_rule("allclose", _allclose, "|actual - expected| <= atol + rtol * |expected| (NaN matches NaN)")
-from . import mmadrule  # noqa: E402, F401 - registers the "mmad" rule (after the two above: the rules' order)
+from . import mmadrule  # noqa: E402 - registers the "mmad" rule (after the two above: the rules' order)
+
+del mmadrule  # (imported for the registration only)
 
 
 @dataclass
