@@ -2,13 +2,15 @@
 job kind bit for bit against the same kernels run chunk by chunk on the calling thread, every view width,
 unaligned bases, many jobs in a row (the claim protocol, from both ends), sleeping helpers woken, back-off, a
 forked child; the sharing of small copies with a helper that is awake (dense jobs cut on lines, the policy of
-when to share and when to wake, decided on a private box without threads: no timing), through DataCopy too."""
+when to share and when to wake, decided on a private box without threads: no timing), through DataCopy too;
+the helpers' longer spin after a large job's chunk."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -166,7 +168,6 @@ def test_many_jobs_in_a_row_and_after_the_helpers_slept(monkeypatch):
         dst = np.zeros_like(want)
         assert crew.run(crew.COPY, dst, 0, src, 0, metas)
         assert np.array_equal(dst, want)
-    import time
     for wake_bytes in (0, 1 << 60):
         monkeypatch.setattr(config, "WAKE_BYTES", wake_bytes)
         for _ in range(5):
@@ -445,3 +446,51 @@ def test_repeated_datacopy_of_a_few_hundred_kib(monkeypatch, mode, size):
         hit = ub._prepared[p.key()][4]
         assert hit[0] is None and (hit[4] is not None) == crew.SUPPORTED  # (the job is made even while disabled)
         pipe = TPipe(product="ATLAS_A2", capacities={"UB": 4 * n + 4096})
+
+
+def _spin_job(chunks: int = 64):
+    """A copy job of ``chunks`` chunks of 64 KiB each (so that a woken helper still finds some to take)."""
+    n = 64 << 10
+    src = np.arange(chunks * n // 8, dtype=np.uint64)
+    dst = np.zeros_like(src)
+    metas = np.stack([abi.pack(n // 8, abi.NO_LOOPS, (0, 1, 0, 1), (k * n // 8,), (k * n // 8,))
+                      for k in range(chunks)])
+    return dst, src, metas
+
+
+def _until(cond, seconds: float = 10.0) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.001)
+    return False
+
+
+def test_a_helper_spins_longer_after_a_large_job(monkeypatch):
+    """``config.SPIN_US`` after a chunk of a small job, ``config.BIG_SPIN_US`` after a chunk of a job of at least
+    ``config.WAKE_BYTES`` (a loop of large copies with other work between them finds the helper awake). The spins
+    are set far apart (1 us against half a second), so the test waits for no timing of the machine's: a helper
+    that ran a large job's chunk is still spinning 30 ms later, and goes to sleep again after small jobs (fails
+    with BIG_SPIN_US = SPIN_US)."""
+    monkeypatch.setattr(config, "WAKE_BYTES", 1 << 20)
+    monkeypatch.setattr(config, "SPIN_US", 1)
+    monkeypatch.setattr(config, "BIG_SPIN_US", 500_000)
+    crew.tune()
+    dst, src, metas = _spin_job()
+    assert crew.run(crew.COPY, dst, 0, src, 0, metas, nbytes=1 << 10)  # (starts the helpers)
+    box = crew._state["box"]
+    assert _until(lambda: box[KC.SLEEPING] > 0)  # a small job: asleep after its 1 us of spinning
+    helped = box[KC.HELPED]
+    for _ in range(200):  # a large job wakes the helper for itself; until it has run one of its chunks
+        dst[:] = 0
+        assert crew.run(crew.COPY, dst, 0, src, 0, metas, nbytes=1 << 20)
+        assert np.array_equal(dst, src)
+        if box[KC.HELPED] > helped:
+            break
+    assert box[KC.HELPED] > helped
+    time.sleep(0.03)
+    assert box[KC.SLEEPING] == 0  # still spinning: BIG_SPIN_US, not SPIN_US
+    for _ in range(3):  # small jobs again (shared while it spins): it goes back to sleep soon after
+        assert crew.run(crew.COPY, dst, 0, src, 0, metas, nbytes=1 << 10)
+    assert _until(lambda: box[KC.SLEEPING] > 0)
