@@ -14,6 +14,7 @@ from fastcopy.dma.steps import Move
 from fastcopy.memory import TensorSig
 from fastcopy.ops import datacopy
 from fastcopy.products import ANY, DATACOPY_PATHS, POSITIONS, Product
+from test_plan_builders import _verdict_or_plan as _verdict
 from test_plan_builders import assert_general_plan, same, sig
 
 _WIDTHS = {1: np.dtype(np.int8), 2: np.dtype(np.float16), 4: np.dtype(np.float32), 8: np.dtype(np.int64)}
@@ -28,13 +29,6 @@ for _product, _paths in DATACOPY_PATHS.items():
 
 def _position(product, phys):
     return next(p for p, ph in POSITIONS[product].items() if ph is phys)
-
-
-def _verdict(fn, *args):
-    try:
-        return fn(*args)
-    except Exception as exc:  # noqa: BLE001 (the verdict is the error's type and message)
-        return type(exc), str(exc)
 
 
 def test_every_width_and_product_is_drawn():

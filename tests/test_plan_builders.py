@@ -385,15 +385,8 @@ def test_one_dim_slice_builder(case):
     from fastcopy.ops import slice as slice_mod
 
     dkeys, skeys, src, dst, product = case
-    plan_keys = slice_mod.plan_keys.__wrapped__
-    got = _verdict_or_plan(plan_keys, dkeys, skeys, 1, src, dst, product, None, None)
-    real = slice_mod._one_dim
-    slice_mod._one_dim = lambda *a: None
-    try:
-        ref = _verdict_or_plan(plan_keys, dkeys, skeys, 1, src, dst, product, None, None)
-    finally:
-        slice_mod._one_dim = real
-    assert same(got, ref)
+    _builder_is_the_general_way(slice_mod, "_one_dim", lambda *a: None, slice_mod.plan_keys.__wrapped__, dkeys, skeys,
+                                1, src, dst, product, None, None)
 
 
 def test_one_dim_slice_builder_takes_the_report_row():
@@ -414,6 +407,19 @@ def _verdict_or_plan(fn, *args):
         return fn(*args)
     except Exception as exc:  # noqa: BLE001 (the verdict is the error's type and message)
         return type(exc), str(exc)
+
+
+def _builder_is_the_general_way(module, builder: str, general, planner, *args) -> None:
+    """``planner(*args)`` gives the plan (or the error's type and message) it gives with ``module.<builder>``
+    replaced by ``general`` (the way the planner took before the builder)."""
+    got = _verdict_or_plan(planner, *args)
+    real = getattr(module, builder)
+    setattr(module, builder, general)
+    try:
+        ref = _verdict_or_plan(planner, *args)
+    finally:
+        setattr(module, builder, real)
+    assert same(got, ref)
 
 
 # ------------------------------------------------------------------------------- new ND2NZ calls, from the params
@@ -457,15 +463,8 @@ def test_nd2nz_rows_builder(case):
     from fastcopy.ops import nz as nz_mod
 
     key, src, dst, product = case
-    planner = nz_mod._plan_nd2nz.__wrapped__
-    got = _verdict_or_plan(planner, key, src, dst, product, False, None)
-    real = nz_mod._tailed_rows
-    nz_mod._tailed_rows = lambda *a: None
-    try:
-        ref = _verdict_or_plan(planner, key, src, dst, product, False, None)
-    finally:
-        nz_mod._tailed_rows = real
-    assert same(got, ref)
+    _builder_is_the_general_way(nz_mod, "_tailed_rows", lambda *a: None, nz_mod._plan_nd2nz.__wrapped__, key, src,
+                                dst, product, False, None)
 
 
 def test_nd2nz_rows_builder_takes_the_report_row():
@@ -490,7 +489,7 @@ def nz2nd_keys(draw):
     from fastcopy.products import Product
 
     product = draw(st.sampled_from([Product.ATLAS_A2, Product.ATLAS_A3, Product.ATLAS_350]))
-    dt = draw(st.sampled_from([np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.int8)]))
+    dt = draw(st.sampled_from([np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.int16), np.dtype(np.int8)]))
     nd, n = draw(st.sampled_from([1, 1, 1, 2, 0, 4096])), draw(st.sampled_from([1, 2, 3, 16, 40, 0, 8193]))
     d = 16 * draw(st.sampled_from([1, 1, 2, 3, 5])) + draw(st.sampled_from([0, 0, 0, 0, 0, 0, 3]))
     dstd = draw(st.sampled_from([d, d, d + 16, 16, 17, max(d - 16, 16), 15, 65536]))
@@ -587,13 +586,7 @@ def test_pad_rows_builder(case):
     ``pad._rows``, the plan (or the error) that the steps of ``in_steps`` get from ``make_tailed_plan``."""
     from fastcopy.ops import pad as pad_mod
 
-    planner = pad_mod._plan_in.__wrapped__
-    got = _verdict_or_plan(planner, *case)
-    real = pad_mod._rows
-    pad_mod._rows = lambda call, bc, bl, ss, ds, es, dummy, dummy_bytes, warns: pad_mod._finish(
-        call, pad_mod.in_steps(bc, bl, ss, ds, 0, 0, es, None, dummy), warns, None)
-    try:
-        ref = _verdict_or_plan(planner, *case)
-    finally:
-        pad_mod._rows = real
-    assert same(got, ref)
+    def general(call, bc, bl, ss, ds, es, dummy, dummy_bytes, warns):
+        return pad_mod._finish(call, pad_mod.in_steps(bc, bl, ss, ds, 0, 0, es, None, dummy), warns, None)
+
+    _builder_is_the_general_way(pad_mod, "_rows", general, pad_mod._plan_in.__wrapped__, *case)

@@ -630,11 +630,7 @@ def _single_burst(api: str, steps, src, dst, warnings):
         return None
     s0, d0 = step.src_offs[0], step.dst_offs[0]
     read, write = (s0, s0 + burst), (d0, d0 + burst)
-    check_span(api, "read", read, src.nbytes, "source")
-    check_span(api, "write", write, dst.nbytes, "destination")
-    src_res, dst_res = src.host_mod, dst.host_mod
-    g = gcd(burst, src_res + s0, dst_res + d0)  # the widest view (as _width)
-    w = 8 if g % 8 == 0 else 4 if g % 4 == 0 else 2 if g % 2 == 0 else 1
+    w, src_res, dst_res = _checked_width(api, read, write, src, dst, burst, s0, d0)
     doffs, soffs, bu = _units((d0,), dst_res, w), _units((s0,), src_res, w), burst // w
     meta = abi.pack_burst(bu, doffs[0], soffs[0])
     ks = _kstep("copy", w, doffs, soffs, bu, abi.NO_LOOPS, _ZERO64, True,
@@ -651,6 +647,17 @@ def _single_burst(api: str, steps, src, dst, warnings):
 #: the public name of the builder :func:`make_plan` tries first for one Move of one offset (planners that know
 #: their step is such a Move and never overlaps itself call it directly, then :func:`make_plan` when it gives None)
 single_burst = _single_burst
+
+
+def _checked_width(api: str, read, write, src, dst, g: int, s0: int, d0: int) -> tuple:
+    """The one-offset builders' spans checked against the tensors (as :func:`general_plan` checks them), then
+    ``(w, src residue, dst residue)``: the widest view dividing ``g`` (the gcd of the step's burst and strides) and
+    both first bytes (as :func:`_width`)."""
+    check_span(api, "read", read, src.nbytes, "source")
+    check_span(api, "write", write, dst.nbytes, "destination")
+    src_res, dst_res = src.host_mod, dst.host_mod
+    g = gcd(g, src_res + s0, dst_res + d0)
+    return (8 if g % 8 == 0 else 4 if g % 4 == 0 else 2 if g % 2 == 0 else 1), src_res, dst_res
 
 
 def _check_one(api: str, off: int, d: int, bu: int, w: int, r: int, span) -> None:
@@ -677,11 +684,7 @@ def _one_loop(api: str, step, src, dst, warnings, burst: int, loops):
     x, y = (c - 1) * a, (c - 1) * b  # (the spans: footprint's, from the folded loop: the same extents)
     read = (s0 + x, s0 + burst) if x < 0 else (s0, s0 + x + burst)
     write = (d0 + y, d0 + burst) if y < 0 else (d0, d0 + y + burst)
-    check_span(api, "read", read, src.nbytes, "source")
-    check_span(api, "write", write, dst.nbytes, "destination")
-    src_res, dst_res = src.host_mod, dst.host_mod
-    g = gcd(burst, a, b, dst_res + d0, src_res + s0)  # the widest view (as _width)
-    w = 8 if g % 8 == 0 else 4 if g % 4 == 0 else 2 if g % 2 == 0 else 1
+    w, src_res, dst_res = _checked_width(api, read, write, src, dst, gcd(burst, a, b), s0, d0)
     sr, dr = src_res % w, dst_res % w
     doff, soff = (dr + d0) // w, (sr + s0) // w
     bu, au, du = burst // w, a // w, b // w
@@ -733,11 +736,7 @@ def _dense_loops(api: str, step, src, dst, warnings, burst: int, loops):
     if nbytes != whi - wlo or nbytes >= config.LAYOUT_BYTES or nbytes >= config.PARALLEL_BYTES:
         return None
     read, write = (rlo, rhi + burst), (wlo, whi)
-    check_span(api, "read", read, src.nbytes, "source")
-    check_span(api, "write", write, dst.nbytes, "destination")
-    src_res, dst_res = src.host_mod, dst.host_mod
-    g = gcd(g, dst_res + d0, src_res + s0)  # the widest view (as _width)
-    w = 8 if g % 8 == 0 else 4 if g % 4 == 0 else 2 if g % 2 == 0 else 1
+    w, src_res, dst_res = _checked_width(api, read, write, src, dst, g, s0, d0)
     doffs, soffs, bu = ((dst_res % w + d0) // w,), ((src_res % w + s0) // w,), burst // w
     lu = abi.NO_LOOPS[nl:] + tuple([(c, a // w, b // w) for c, a, b in loops])
     c0 = lu[0][0]
