@@ -24,12 +24,14 @@ from interleaved import _target, measure  # noqa: E402
 
 TILE = 64 << 10
 COPY = (1.0, None)
-#: how a tile row is timed (interleaved.measure): 512 calls a sample (~0.7 ms; with 128 the first calls after
-#: another function's batch, 1-3 us slower while the caches and the pair's helper come back, were ~2% of a
-#: sample), after two untimed rounds (a tile load reaches its quickest repeat only after its first calls: in a
-#: process that has not loaded the numba kernels, e.g. `python bench/cube_in.py ifTranspose`, the first
-#: config.CALLS_BEFORE_KERNELS = 200 transposes ran in numpy, ~10 us each, and made the first two samples)
-TILE_TIMING = {"batch": 512 * TILE, "warm": 2}
+#: how a tile row is timed (interleaved.measure): two untimed rounds first (a tile load reaches its quickest repeat
+#: only after its first calls: in a process that has not loaded the numba kernels, e.g. `python bench/cube_in.py
+#: ifTranspose`, the first config.CALLS_BEFORE_KERNELS = 200 transposes ran in numpy, ~10 us each, inside the first
+#: two timed samples), then 128 calls a sample as every row (8 MiB). Not 512: the numpy way's batch (11 us a call)
+#: then outlasts the pair helper's spin window (config.PAIR_SPIN_US, 3 ms), the helper sleeps, and the next sample
+#: starts with the calls that run alone until it is awake again (ifTranspose 1.09-1.11x against 1.05-1.16x, one
+#: process, 21:10 UTC): a wake-up after an idle pause, not a repeated call
+TILE_TIMING = {"warm": 2}
 
 
 def case_loaddata():

@@ -156,16 +156,16 @@ def case_slice():
 CASES = (case_datacopy, case_nz, case_pad, case_slice)
 
 
-def measure(funcs: dict, nbytes: int, rounds: int = 15, batch: int = 8 << 20, warm: int = 0) -> dict:
-    """Median seconds per call of each function, timed round-robin (small calls in batches of ``batch`` bytes),
-    every round in a fresh random order (seeded): each function follows each other about equally often. (A large
-    copy pays for the dirty lines the previous function left in the caches: in a fixed order fastcopy's streaming
-    stores, which leave none, hand np.copyto clean caches while fastcopy always follows the numpy way's 32 MiB of
-    regular stores; the 32 MiB slice measured 0.94x np.copyto in the order fastcopy, copyto, numpy and 1.05x in
-    fastcopy, numpy, copyto. A rotated order keeps each function's predecessor, so it is no cure.) ``warm``
-    untimed rounds first (whole batches, after one call of each: a repeated call that settles only after many
-    calls, bench/cube_in.py)."""
-    number = max(1, batch // nbytes)
+def measure(funcs: dict, nbytes: int, rounds: int = 15, warm: int = 0) -> dict:
+    """Median seconds per call of each function, timed round-robin (small calls in batches), every round in a
+    fresh random order (seeded): each function follows each other about equally often. (A large copy pays for the
+    dirty lines the previous function left in the caches: in a fixed order fastcopy's streaming stores, which
+    leave none, hand np.copyto clean caches while fastcopy always follows the numpy way's 32 MiB of regular
+    stores; the 32 MiB slice measured 0.94x np.copyto in the order fastcopy, copyto, numpy and 1.05x in fastcopy,
+    numpy, copyto. A rotated order keeps each function's predecessor, so it is no cure.) ``warm`` untimed rounds
+    first (whole batches, after one call of each: a repeated call that settles only after many calls,
+    bench/cube_in.py)."""
+    number = max(1, (8 << 20) // nbytes)
     times = {k: [] for k in funcs}
     for f in funcs.values():
         f()  # warm-up: compile, plan, page faults

@@ -132,7 +132,15 @@ SLOW_HELPER = 2.0
 #: np.copyto; judged at 4x: 1803-1874 of 1919 shared, 1.04-1.14x; main before the faster walks, whose longer own
 #: share kept under the bound: 1.06-1.20x)
 PAIR_SLOW_FACTOR = 2.0
+#: the first PAIR_WAKE_GRACE pair calls after their caller woke the helper (a row of calls after a pause of more
+#: than PAIR_SPIN_US, or a back-off's trial) are not judged: a helper back from sleep runs its first chunks cold,
+#: and one such call judged slow backed off and put the helper to sleep again (bench/cube_in.py's transposed row:
+#: after a pause, 8-22 of a batch's 128 calls alone, against ~5)
+PAIR_WAKE_GRACE = 4
 MAX_BACKOFF = 256
+#: ... and the helpers sleep while a back-off lasts from SLEEP_BACKOFF calls on (a shorter one keeps them spinning:
+#: its trial then meets a helper that is there, where a woken one takes 15-90 us to come)
+SLEEP_BACKOFF = 8
 #: a repeated call's single contiguous copy of at least HOT_BYTES is shared with a helper that is awake (a call
 #: came within its spin window, as in a loop of copies), in one piece per thread (fastcopy/dma/crew.py: dense_job;
 #: with the helper asleep the copy runs alone and never wakes it for itself). Measured on the 2-core VM with the
@@ -144,6 +152,9 @@ HOT_BYTES = 128 << 10
 #: WAKE_AFTER-th call in a row, each within WAKE_GAP of the previous one (waking costs the caller a system call:
 #: measured ~5 us more than a no-op compiled call after 5 ms idle, so two calls alone never pay it)
 WAKE_AFTER = 2
+#: ... once: the calls while it comes (15-90 us) do not wake it again (each wake is a system call, ~0.25 us), unless
+#: it is still asleep WAKE_AGAIN_US after
+WAKE_AGAIN_US = 100
 #: a waiting thread (a polling helper, a caller waiting for a helper's chunk) watches the box between POLL_PAUSES
 #: `pause` instructions, then yields its core once (measured on the VM: a pause is ~9 ns, a sched_yield with
 #: nothing else to run ~0.17 us; 32 pauses: a helper picks a posted job up in 0.3-0.4 us)

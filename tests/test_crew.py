@@ -181,6 +181,7 @@ def test_back_off_after_a_slow_helper_runs_alone(monkeypatch):
     metas, src, want = _copy_case(6, 4, 2)
     box = _box()
     monkeypatch.setattr(config, "SLOW_HELPER", -1.0)  # every shared call with a spinning helper counts as slow
+    monkeypatch.setattr(config, "SLEEP_BACKOFF", 2)  # (the helpers sleep from the first back-off on)
     crew.tune()
     for _ in range(1000):  # (a call that had to wake a sleeping helper gives no verdict)
         dst = np.zeros_like(want)
@@ -393,7 +394,7 @@ def test_policy_small_jobs_never_wait_for_a_sleeping_helper():
 def test_policy_back_off_on_a_private_box():
     rng = np.random.default_rng(4)
     src, dst, want = _dense_case(rng, 150_000, 0, 0)
-    box = _private_box(SLOW_HELPER=-1.0, MAX_BACKOFF=4, HOT_BYTES=1)
+    box = _private_box(SLOW_HELPER=-1.0, MAX_BACKOFF=4, HOT_BYTES=1, SLEEP_BACKOFF=2)  # (helpers asleep meanwhile)
     head = crew.dense_job(dst, 0, src, 0, 150_000)
     skips = []
     for _ in range(12):

@@ -126,11 +126,65 @@ def test_caller_takes_back_an_unclaimed_chunk_and_backs_off(monkeypatch):
     monkeypatch.setattr(config, "SLOW_HELPER", 2.0)
     crew.tune(box)
     buf[:] = GUARD
-    assert KC.pair(head) == KC.SHARED_CALL and box[KC.SKIP] == 2 and box[KC.SPIN] == 0
+    # (a back-off shorter than SLEEP_BACKOFF keeps the helpers spinning)
+    assert KC.pair(head) == KC.SHARED_CALL and box[KC.SKIP] == 2 and box[KC.SPIN] == box[KC.T_SPIN] > 0
     assert np.array_equal(buf[64:64 + 12288], src[:12288])
     buf[:] = GUARD
     assert KC.pair(head) == KC.ALONE_BACKING_OFF and box[KC.LANE] == 42  # (not posted)
     assert np.array_equal(buf[64:64 + 12288], src[:12288])
+    monkeypatch.setattr(config, "SLEEP_BACKOFF", 4)
+    crew.tune(box)
+    box[KC.SKIP] = 0
+    assert KC.pair(head) == KC.SHARED_CALL and box[KC.SKIP] == 4 and box[KC.SPIN] == 0  # (from 4: asleep)
+    assert np.array_equal(buf[64:64 + 12288], src[:12288])
+
+
+def test_a_sleeping_helper_is_woken_once_for_a_row_of_pair_calls(monkeypatch):
+    """With the helper asleep a row of pair calls runs alone and wakes it at the WAKE_AFTER-th call: once, not at
+    every call while it comes (each wake a system call), again only WAKE_AGAIN_US later; a wake-up gives the
+    next PAIR_WAKE_GRACE shared calls no verdict."""
+    monkeypatch.setattr(config, "WAKE_AGAIN_US", 1e9)
+    box = _private_box()
+    head, buf, src = _head(box, 8192, 6)
+    box[KC.SLEEPING] = 1  # (a helper asleep, as far as the caller can tell)
+    for k in range(20):
+        buf[:] = GUARD
+        assert KC.pair(head) == KC.ALONE_ASLEEP and box[KC.LANE] == 0
+        assert np.array_equal(buf[64:64 + 8192], src[:8192]) and (buf[:64] == GUARD).all()
+    assert box[KC.WAKE] == 1 and box[KC.GRACE] == config.PAIR_WAKE_GRACE > 0
+    monkeypatch.setattr(config, "WAKE_AGAIN_US", 0)
+    crew.tune(box)
+    for k in range(20):
+        assert KC.pair(head) == KC.ALONE_ASLEEP
+    assert box[KC.WAKE] >= 10  # (every call of the row woke it again: 20, unless the machine paused the row)
+
+
+def test_the_first_pair_calls_after_a_wake_are_not_judged(monkeypatch):
+    """A helper back from sleep runs its first chunks cold: the PAIR_WAKE_GRACE shared calls after its caller
+    woke it do not back off (here: no helper at all, each call taken back), the next one does; a back-off's
+    trial gives the grace only when it wakes a helper that is asleep."""
+    monkeypatch.setattr(config, "SLOW_HELPER", 2.0)
+    box = _private_box()
+    head, buf, src = _head(box, 8192, 7)
+    box[KC.SLEEPING] = 1
+    for k in range(config.WAKE_AFTER + 1):  # (the row's WAKE_AFTER-th call after the first wakes it)
+        assert KC.pair(head) == KC.ALONE_ASLEEP
+    assert box[KC.WAKE] == 1 and box[KC.GRACE] == config.PAIR_WAKE_GRACE
+    box[KC.SLEEPING] = 0
+    for k in range(config.PAIR_WAKE_GRACE):
+        buf[:] = GUARD
+        assert KC.pair(head) == KC.SHARED_CALL and box[KC.SKIP] == 0 and box[KC.STEAL] == box[KC.LANE]
+        assert np.array_equal(buf[64:64 + 8192], src[:8192])
+    assert box[KC.GRACE] == 0
+    assert KC.pair(head) == KC.SHARED_CALL and box[KC.SKIP] == 2  # judged: taken back, a slow helper
+    assert KC.pair(head) == KC.ALONE_BACKING_OFF and box[KC.WAKE] == 1
+    assert KC.pair(head) == KC.ALONE_BACKING_OFF and box[KC.WAKE] == 1  # the trial's: no helper asleep, no wake
+    assert box[KC.GRACE] == 0 and KC.pair(head) == KC.SHARED_CALL and box[KC.SKIP] == 4
+    box[KC.SLEEPING] = 1
+    for k in range(4):
+        assert KC.pair(head) == KC.ALONE_BACKING_OFF
+    assert box[KC.WAKE] == 2 and box[KC.GRACE] == config.PAIR_WAKE_GRACE  # this trial woke it
+    assert np.array_equal(buf[64:64 + 8192], src[:8192])
 
 
 @pytest.mark.parametrize("w", [1, 2, 4, 8])

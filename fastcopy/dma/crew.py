@@ -86,6 +86,9 @@ def tune(box=None) -> None:
     box[crew.T_MAX_BACKOFF] = max(1, int(config.MAX_BACKOFF))
     box[crew.T_POLL] = max(1, int(config.POLL_PAUSES))
     box[crew.T_WAKE_AFTER] = max(1, int(config.WAKE_AFTER))
+    box[crew.T_GRACE] = max(0, int(config.PAIR_WAKE_GRACE))
+    box[crew.T_REWAKE] = int(config.WAKE_AGAIN_US * ticks)
+    box[crew.T_NAP] = max(1, int(config.SLEEP_BACKOFF))
 
 
 def reset() -> None:
@@ -96,6 +99,7 @@ def reset() -> None:
 
         box[crew.SKIP], box[crew.BACKOFF] = 0, 1
         box[crew.SPIN] = box[crew.T_SPIN]
+        box[crew.GRACE] = box[crew.WOKE] = 0
 
 
 def _new_box():

@@ -61,6 +61,13 @@ TURN = 88
 T_PAIR_SLOW = 89
 # a helper's spin after a chunk of a large job (config.BIG_SPIN_US; on the TURN line too, written by tune() only)
 T_BIG_SPIN = 90
+# the caller's wake-ups (on the TURN line, the caller's alone): GRACE, how many pair calls are still not judged
+# after it woke a helper (a helper just back from sleep runs its first chunks cold: judged, one such call
+# backed off and put it to sleep again); WOKE, the TSC of its last wake-up (a helper takes 15-90 us to come: the
+# calls meanwhile do not wake it again, each wake a system call); their policy numbers T_GRACE and T_REWAKE
+GRACE, WOKE, T_GRACE, T_REWAKE = 91, 92, 93, 94
+# the back-off length from which the helpers sleep while it lasts (a shorter one keeps them spinning)
+T_NAP = 95
 BOX_SIZE = 96
 HEAD = NBYTES - KIND + 1  # a job header: the box's slots KIND..NBYTES
 # a header's slots (``h[H_...]``: the box's slots minus KIND)
@@ -346,8 +353,10 @@ def serve(box):
         elif 0 < atomic_load(box, SPIN) and rdtsc() - last <= atomic_load(box, SPIN) + bonus:
             _poll(box)
         else:
-            atomic_add(box, SLEEPING, 1)
+            # (the wake count read before saying so: a caller that sees this helper asleep wakes it after, so the
+            # wait below returns at once; read after, a wake-up in between was lost until the next one)
             seq = atomic_load(box, WAKE)
+            atomic_add(box, SLEEPING, 1)
             if _idle(box) and atomic_load(box, STOP) == 0:
                 _futex(box, WAKE, FUTEX_WAIT, seq & 0xFFFFFFFF)
             atomic_add(box, SLEEPING, -1)
@@ -439,16 +448,26 @@ def _alone(head, backward):
 
 
 @njit(inline="always")
+def _woken(box, now):
+    """Wake the helpers for the calls after this one (a caller's wake-up: its pair calls' grace, its time)."""
+    _wake(box)
+    box[WOKE] = now
+    box[GRACE] = box[T_GRACE]
+
+
+@njit(inline="always")
 def _admit(box, big):
     """The policy of a call, before it shares: 0 (share it), or why it runs alone (ALONE_BACKING_OFF,
     ALONE_ASLEEP); counts the calls in a row and wakes a sleeping helper for the calls after a row's
-    ``T_WAKE_AFTER``-th. ``big``: a job that wakes a sleeping helper for itself."""
+    ``T_WAKE_AFTER``-th (once: again only ``T_REWAKE`` ticks after, if it is still asleep). ``big``: a job that
+    wakes a sleeping helper for itself."""
     skip = box[SKIP]
     if skip > 0:  # backing off after a call that a slow helper held up
         box[SKIP] = skip - 1
         if skip == 1:  # the next call tries again, with helpers spinning (a fair trial)
             atomic_store(box, SPIN, box[T_SPIN])
-            _wake(box)
+            if atomic_load(box, SLEEPING) > 0:
+                _woken(box, rdtsc())
         return ALONE_BACKING_OFF
     now = rdtsc()
     recent = now - box[LAST] < box[T_GAP]
@@ -456,9 +475,10 @@ def _admit(box, big):
     box[STREAK] = box[STREAK] + 1 if recent else 0  # (calls in a row before this one, each soon after the last)
     if not big and atomic_load(box, SLEEPING) > 0:
         # a smaller job never waits for a helper's wake-up (15-90 us on a VM); in a row of calls the helper
-        # is woken for the next ones (the wake costs this call a system call: not for two calls alone)
-        if box[STREAK] >= box[T_WAKE_AFTER]:
-            _wake(box)
+        # is woken for the next ones (the wake costs this call a system call: not for two calls alone, and not
+        # for every call while the helper comes)
+        if box[STREAK] >= box[T_WAKE_AFTER] and now - box[WOKE] > box[T_REWAKE]:
+            _woken(box, now)
         return ALONE_ASLEEP
     return 0
 
@@ -472,7 +492,8 @@ def _judge(box, waited, slow):
         b = min(2 * box[BACKOFF], box[T_MAX_BACKOFF])
         box[BACKOFF] = b
         box[SKIP] = b
-        atomic_store(box, SPIN, 0)  # the helpers sleep at once: no spinning against this thread meanwhile
+        if b >= box[T_NAP]:  # the helpers sleep at once: no spinning against this thread meanwhile (not for a
+            atomic_store(box, SPIN, 0)  # few calls: a helper's wake-up, 15-90 us, outlasts them)
     else:
         box[BACKOFF] = 1
 
@@ -551,7 +572,10 @@ def _pair(box, head):
         spins += 1
         if spins % box[T_POLL] == 0:
             _sched_yield()
-    _judge(box, (1 << 62) if stolen else (rdtsc() - t1) * 1024 // own, box[T_PAIR_SLOW])
+    if box[GRACE] > 0:  # a helper this thread woke lately: its first calls are no verdict on the machine
+        box[GRACE] -= 1
+    else:
+        _judge(box, (1 << 62) if stolen else (rdtsc() - t1) * 1024 // own, box[T_PAIR_SLOW])
     return SHARED_CALL
 
 
