@@ -238,6 +238,16 @@ class ParamStruct:
 
     __hash__ = None  # mutable, like the C++ struct; use key()
 
+    def __copy__(self):
+        """A copy with field values of its own, like a copy of the C++ struct (the default shallow copy shared
+        them: a field set on the copy changed the original behind its key snapshot, and a call with the
+        original ran what the stale snapshot said, not what its fields read)."""
+        new = object.__new__(type(self))
+        d = new.__dict__
+        d.update(self.__dict__)
+        d["_values"] = dict(d["_values"])
+        return new
+
     def __repr__(self) -> str:
         v = self.__dict__["_values"]
         return f"{type(self).__name__}({', '.join(f'{f.name}={v[f.name]!r}' for f in self.FIELDS)})"
