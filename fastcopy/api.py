@@ -426,8 +426,10 @@ def DataCopyPad(dst, src, copyParams, *args, mode=PaddingMode.Normal, workspace=
             key = ("pad out", type(copyParams), copyParams.key(), mode)  # local -> GM
         if key is not None:
             cache = dst._prepared
-            if cache is not None and _hit(cache.get(key), dst, src):
-                return None
+            if cache is not None:
+                hit = cache.get(key)
+                if hit is not None and _hit(hit, dst, src):
+                    return None
     api = _pad.API
     if key is not None and args:  # (GM -> local with its padParams and a PaddingMode: parsed and keyed already)
         pad, nd = args[0], None

@@ -180,7 +180,7 @@ def plan_pad_out(dst, src, copy_params, mode=PaddingMode.Normal):
 
 @lru_cache(maxsize=4096)
 def _plan_out(kind, key, mode, src, dst, product, loop):
-    call = _new(Call, (f"{API}({kind})", product, src, dst))
+    call = _new(Call, (_APIS[kind], product, src, dst))
     if src.phys is Phys.GM or dst.phys is not Phys.GM:
         raise UnsupportedError(f"{call.api}: path {call.path_text} is not a local -> GM path")
     burst = check_copy(call, kind, key, mode, gm_src=False)
@@ -234,17 +234,19 @@ def plan_pad_in_keys(dst, src, kind: str, key: tuple, pkind: str, pad_key: tuple
 #: a named tuple made from its fields without its generated ``__new__`` (~0.1 us less per object of a new plan)
 _new = tuple.__new__
 _PAIR = {"DataCopyExtParams": "DataCopyPadExtParams", "DataCopyParams": "DataCopyPadParams"}
+#: the API name of a call by its copyParams struct (the messages' ``DataCopyPad(DataCopyExtParams)``)
+_APIS = {kind: f"{API}({kind})" for kind in _PAIR}
 
 
 @lru_cache(maxsize=4096)
 def _plan_in(kind, key, pkind, pkey, vkey, mode, src, dst, product, padreg, loop):
-    call = _new(Call, (f"{API}({kind})", product, src, dst))
+    call = _new(Call, (_APIS[kind], product, src, dst))
     if src.phys is not Phys.GM or dst.phys is Phys.GM:
         raise UnsupportedError(f"{call.api}: path {call.path_text} is not a GM -> local path")
     es = src.itemsize
     burst = check_copy(call, kind, key, mode, gm_src=True)
     is_pad, lp_el, rp_el = pkey
-    value = _pad_value(pkind, vkey, is_pad, call)
+    value = _pad_pattern(pkind, vkey, is_pad, src.dtype, product)  # (paddingValue as the element's bit pattern)
     padreg_after = value if is_pad else None
     if burst is None:
         return make_plan(call.api, (), src, dst), padreg_after
@@ -308,13 +310,9 @@ def _reads_register(is350: bool, mode, total: int, bl: int, padded) -> bool:
     return bool(padded) or (is350 and bl % BLK != 0)
 
 
-def _pad_value(pkind: str, vkey, is_pad: bool, call: Call) -> bytes:
-    """paddingValue as the element bit pattern; 0 for 8-byte types and for the legacy struct (when used)."""
-    return _pad_pattern(pkind, vkey, is_pad, call.src.dtype, call.product)
-
-
 @lru_cache(maxsize=1024)
 def _pad_pattern(pkind: str, vkey, is_pad: bool, dt, product) -> bytes:
+    """paddingValue as the element bit pattern; 0 for 8-byte types and for the legacy struct (when used)."""
     api = f"{API}({pkind})"
     raw = scalar_from_key(vkey)
     if pkind == "DataCopyPadParams":
