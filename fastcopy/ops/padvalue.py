@@ -8,7 +8,6 @@ ParamTypeError when ``T`` cannot hold the value exactly (``1.1`` as half, ``300`
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
@@ -71,8 +70,10 @@ def _same(a: float, b) -> bool:
 
 
 def _as_float(dtype: np.dtype, v):
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    # (np.errstate only: it is per thread; a warnings.catch_warnings here swapped the warning filters of every
+    # thread while it lasted, and two threads in it at once could leave the process with one's filters. A cast of
+    # a real value warns of nothing but floating-point errors; a complex one never gets here: _convert)
+    with np.errstate(all="ignore"):
         try:
             x = np.array(v, np.float64).astype(dtype)
         except (OverflowError, ValueError):
@@ -82,7 +83,7 @@ def _as_float(dtype: np.dtype, v):
 
 def _convert(v, dtype: np.dtype):
     """The ``T`` array (0-d) holding ``v`` exactly, or None."""
-    if isinstance(v, complex) and dtype.kind != "c" and not dtype.names:
+    if isinstance(v, (complex, np.complexfloating)) and dtype.kind != "c" and not dtype.names:
         if v.imag != 0:
             return None
         v = v.real
@@ -96,7 +97,7 @@ def _convert(v, dtype: np.dtype):
         info = np.iinfo(dtype)
         return np.array(int(v), dtype) if info.min <= v <= info.max else None
     if dtype.names:  # complex32: two halves
-        re_, im_ = (v.real, v.imag) if isinstance(v, complex) else (v, 0.0)
+        re_, im_ = (v.real, v.imag) if isinstance(v, (complex, np.complexfloating)) else (v, 0.0)
         re_h, im_h = _as_float(np.dtype(np.float16), re_), _as_float(np.dtype(np.float16), im_)
         if re_h is None or im_h is None:
             return None
@@ -105,7 +106,8 @@ def _convert(v, dtype: np.dtype):
         return out
     if dtype.kind == "c":
         c = complex(v)
-        x = np.array(c, dtype)
+        with np.errstate(all="ignore"):  # (too large: refused below, without numpy's overflow warning)
+            x = np.array(c, dtype)
         ok = _same(float(x.real), c.real) and _same(float(x.imag), c.imag)
         return x if ok else None
     return _as_float(dtype, v)
