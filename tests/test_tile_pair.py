@@ -143,8 +143,8 @@ def test_a_sleeping_helper_is_woken_once_for_a_row_of_pair_calls(monkeypatch):
     """With the helper asleep a row of pair calls runs alone and wakes it at the WAKE_AFTER-th call: once, not at
     every call while it comes (each wake a system call), again only WAKE_AGAIN_US later; a wake-up gives the
     next PAIR_WAKE_GRACE shared calls no verdict."""
-    monkeypatch.setattr(config, "WAKE_AGAIN_US", 1e9)
-    box = _private_box()
+    monkeypatch.setattr(config, "WAKE_AGAIN_US", 1e6)  # (1 s: the row's 20 calls take far less; the box's first
+    box = _private_box()  # wake-up is at least 1 s of TSC after 0, the slot's start: any machine up that long)
     head, buf, src = _head(box, 8192, 6)
     box[KC.SLEEPING] = 1  # (a helper asleep, as far as the caller can tell)
     for k in range(20):
