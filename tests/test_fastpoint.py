@@ -295,6 +295,18 @@ def test_a_wrapped_datacopy_is_called(monkeypatch):
     _same_results(expected, dataclasses.replace(got, program=expected.program))
 
 
+def _count_calls(monkeypatch, module, name: str) -> list:
+    """``module.name`` replaced by a wrapper that calls it and notes each call: the list of notes."""
+    calls, real = [], getattr(module, name)
+
+    def wrapped(*args, **kwargs):
+        calls.append(name)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, wrapped)
+    return calls
+
+
 @pytest.mark.parametrize("module,name", [("fastcopy.api", "execute"), ("fastcopy.ops.datacopy", "plan_data_copy")])
 def test_what_datacopy_calls_replaced_after_the_runner_is_made_is_called(monkeypatch, module, name):
     """The runner calls DataCopy's planner and executor its own way: one of them replaced after the runner
@@ -308,14 +320,7 @@ def test_what_datacopy_calls_replaced_after_the_runner_is_made_is_called(monkeyp
         expected = run_program(case.point(1), reuse=True)
         runner = case._holes.runs.runner
         assert callable(runner) and fastpoint._try(runner, case.point(1)) is not None
-        calls = []
-        real = getattr(mod, name)
-
-        def wrapped(*args, **kwargs):
-            calls.append(name)
-            return real(*args, **kwargs)
-
-        monkeypatch.setattr(mod, name, wrapped)
+        calls = _count_calls(monkeypatch, mod, name)
         assert fastpoint._try(runner, case.point(1)) is None  # (it declines before doing anything)
         got = run_program(case.point(1), reuse=True)
     assert len(calls) == 5 and case._holes.runs.runner is runner
@@ -334,14 +339,7 @@ def test_an_engine_helper_replaced_after_the_runner_is_made_is_the_runners_too(m
         expected = run_program(case.point(1), reuse=True)
         runner = case._holes.runs.runner
         assert callable(runner)
-        calls = []
-        real = getattr(engine, name)
-
-        def wrapped(*args, **kwargs):
-            calls.append(name)
-            return real(*args, **kwargs)
-
-        monkeypatch.setattr(engine, name, wrapped)
+        calls = _count_calls(monkeypatch, engine, name)
         got = fastpoint._try(runner, case.point(1))
     assert got is not None and calls
     _same_results(expected, dataclasses.replace(got, program=expected.program))

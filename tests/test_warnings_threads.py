@@ -10,6 +10,7 @@ import threading
 import warnings
 
 import pytest
+from test_batch_point import _two_copies  # (GM -> UB of count halves, 40 warns, and back)
 
 import fastcopy
 from fastcopy.errors import FastCopyWarning, collecting, start_collecting, stop_collecting, warn
@@ -25,6 +26,16 @@ def _set_and_wait(mine: threading.Event, theirs: threading.Event) -> None:
 
 def _shown(seen) -> list:
     return [str(w.message) for w in seen if issubclass(w.category, FastCopyWarning)]
+
+
+def _inside_catch_warnings(after: threading.Event, mine: threading.Event, until: threading.Event, into: list):
+    """The other thread: once ``after`` is set, inside ``catch_warnings(record=True)`` (new filters and display
+    for the whole process), says so (``mine``) and stays there until ``until``; its record goes to ``into``."""
+    assert after.wait(WAIT)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        _set_and_wait(mine, until)
+    into.extend(seen)
 
 
 def test_a_collection_stays_one_while_another_thread_is_inside_catch_warnings():
@@ -43,11 +54,7 @@ def test_a_collection_stays_one_while_another_thread_is_inside_catch_warnings():
         a_warned.set()
 
     def b():
-        assert a_collecting.wait(WAIT)
-        with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("always")
-            _set_and_wait(b_inside, a_warned)
-        b_seen.extend(seen)
+        _inside_catch_warnings(a_collecting, b_inside, a_warned, b_seen)
 
     with warnings.catch_warnings(record=True) as shown:
         warnings.simplefilter("always")
@@ -58,17 +65,6 @@ def test_a_collection_stays_one_while_another_thread_is_inside_catch_warnings():
             t.join()
     assert got == [(FastCopyWarning, "from a")]
     assert _shown(b_seen) == [] and _shown(shown) == []
-
-
-def _two_copies(count: int):
-    """GM -> UB of ``count`` halves (40 warns: rounded down to 32-byte blocks) and UB -> GM of 64."""
-    return case_from_dict({
-        "name": "w", "product": "ATLAS_A2", "outputs": ["y"],
-        "buffers": {"x": {"dtype": "half", "shape": [64], "init": {"kind": "arange"}},
-                    "u": {"position": "VECIN", "dtype": "half", "count": 64},
-                    "y": {"dtype": "half", "shape": [64]}},
-        "ops": [{"api": "DataCopy", "dst": "u", "src": "x", "params": {"count": count}},
-                {"api": "DataCopy", "dst": "y", "src": "u", "params": {"count": 64}}]}, "w.toml").point(0)
 
 
 def test_a_programs_warnings_stay_its_own_while_another_thread_catches_warnings(monkeypatch):
@@ -91,15 +87,8 @@ def test_a_programs_warnings_stay_its_own_while_another_thread_catches_warnings(
         finally:
             program_done.set()
 
-    def b():
-        assert op_started.wait(WAIT)
-        with warnings.catch_warnings(record=True) as seen:
-            warnings.simplefilter("always")
-            _set_and_wait(b_inside, program_done)
-        b_seen.extend(seen)
-
     runner = threading.Thread(target=a)
-    other = threading.Thread(target=b)
+    other = threading.Thread(target=_inside_catch_warnings, args=(op_started, b_inside, program_done, b_seen))
     with warnings.catch_warnings(record=True) as shown:
         warnings.simplefilter("always")
         for t in (runner, other):
