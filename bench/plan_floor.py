@@ -113,19 +113,23 @@ def rows() -> list[str]:
     make_plan, execute, run_raw = lower.make_plan, api_mod.execute, api_mod.run_raw
     make_tailed_plan = lower.make_tailed_plan
 
-    def timed(build):  # (make_plan, and make_tailed_plan: new ND2NZ / DataCopyPad calls, see dma/lower.py)
-        def call(*a, **k):
+    single_burst, tailed_rows = lower.single_burst, lower.tailed_rows
+
+    def timed(build):  # (make_plan, make_tailed_plan, and the direct builders planners call themselves: a new
+        def call(*a, **k):  # DataCopyParams / NZ2ND call's single_burst, a new ND2NZ / DataCopyPad's tailed_rows)
             t0 = clock()
             plan = build(*a, **k)
             acc["make_plan"] += clock() - t0
-            acc["steps"] += len(plan.steps)
-            acc["ksteps"] += len(plan.ksteps)
-            acc["plans"] += 1
+            if plan is not None:  # (a direct builder that declined: make_plan follows, and counts the plan)
+                acc["steps"] += len(plan.steps)
+                acc["ksteps"] += len(plan.ksteps)
+                acc["plans"] += 1
             return plan
 
         return call
 
     timed_make_plan, timed_make_tailed_plan = timed(make_plan), timed(make_tailed_plan)
+    timed_single_burst, timed_tailed_rows = timed(single_burst), timed(tailed_rows)
 
     def timed_execute(*a, **k):
         t0 = clock()
@@ -142,6 +146,8 @@ def rows() -> list[str]:
     for m in mods:
         m.make_plan = timed_make_plan
     nz_mod.make_tailed_plan = pad_mod.make_tailed_plan = timed_make_tailed_plan
+    dc_mod.single_burst = nz_mod.single_burst = timed_single_burst
+    nz_mod.tailed_rows = pad_mod.tailed_rows = timed_tailed_rows
     api_mod.execute, api_mod.run_raw = timed_execute, timed_run_raw
     out = [f"| {'first call of new parameters':30} | {'whole':>8} | {'planning':>8} | {'make_plan':>9} | "
            f"{'execute':>8} | {'steps':>5} | {'kernel steps':>12} | {'per step':>8} |",
@@ -165,6 +171,8 @@ def rows() -> list[str]:
         for m in mods:
             m.make_plan = make_plan
         nz_mod.make_tailed_plan = pad_mod.make_tailed_plan = make_tailed_plan
+        dc_mod.single_burst = nz_mod.single_burst = single_burst
+        nz_mod.tailed_rows = pad_mod.tailed_rows = tailed_rows
         api_mod.execute, api_mod.run_raw = execute, run_raw
     for name, vals in runs.items():
         w, mp, ex, st, ks = (float(v) for v in np.median(np.array(vals), axis=0))
