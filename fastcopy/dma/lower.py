@@ -980,9 +980,43 @@ def _check_tailed(api: str, fields: tuple, w: int, read, write, rs: int, rd: int
         _stray(api, lo * w - rd, hi * w - rd, write)
 
 
-def _stray(api: str, lo: int, hi: int, span) -> None:
-    raise OutOfBoundsError(f"{api}: internal error: a lowered tailed step touches bytes [{lo}, {hi}) outside the "
+def _stray(api: str, lo: int, hi: int, span, kind: str = "tailed") -> None:
+    raise OutOfBoundsError(f"{api}: internal error: a lowered {kind} step touches bytes [{lo}, {hi}) outside the "
                            f"planned span {span}; nothing was written (please report this call)")
+
+
+def _check_layout(api: str, ks, read, write) -> None:
+    """:func:`_check_lowered` for a layout kernel step (:data:`LAYOUT_KINDS`, built by :func:`match_kernel`), from
+    what its kernel receives, in the kernel's own terms: every byte each call reads and writes lies inside the
+    plan's spans. The runner calls each kernel at ``tensor offset + doffs[0]`` / ``+ soffs[0]`` (bytes) with one
+    ``meta`` (:func:`abi.pack_transpose`) per chunk; ``copy_dense`` with pieces ``(lo, n)``; ``copy_rows`` ignores
+    ``nc`` (one burst per row); ``transpose_elements`` takes ``sa`` and ``dc`` as the element width ``burst``."""
+    kind = ks.kind
+    d0, s0 = ks.doffs[0], ks.soffs[0]
+    if kind == "dense":
+        for lo, n in ks.metas:
+            if n > 0:
+                if s0 + lo < read[0] or s0 + lo + n > read[1]:
+                    _stray(api, s0 + lo, s0 + lo + n, read, kind)
+                if d0 + lo < write[0] or d0 + lo + n > write[1]:
+                    _stray(api, d0 + lo, d0 + lo + n, write, kind)
+        return
+    for meta in ks.metas:
+        burst, _, sb, db, _, sa, da, nc, sc, dc, _, _, b_lo, b_hi, a_lo, a_hi, _ = meta.tolist()
+        if kind == "rows":
+            nc = 1
+        elif kind == "elements":
+            sa = dc = burst
+        if burst <= 0 or nc <= 0 or b_hi <= b_lo or a_hi <= a_lo:
+            continue  # (a call that touches nothing)
+        b_hi, a_hi, nc = b_hi - 1, a_hi - 1, nc - 1  # (the last index of each loop)
+        for lo, b, a, c, span in ((s0, sb, sa, sc, read), (d0, db, da, dc, write)):
+            hi = lo
+            lo += (b_lo * b if b >= 0 else b_hi * b) + (a_lo * a if a >= 0 else a_hi * a) + (0 if c >= 0 else nc * c)
+            hi += (b_hi * b if b >= 0 else b_lo * b) + (a_hi * a if a >= 0 else a_lo * a) + burst + (
+                nc * c if c >= 0 else 0)
+            if lo < span[0] or hi > span[1]:
+                _stray(api, lo, hi, span, kind)
 
 
 def general_plan(api: str, steps: tuple, src, dst, warnings=(), exact: bool = False, effects=(),
@@ -1023,11 +1057,13 @@ def general_plan(api: str, steps: tuple, src, dst, warnings=(), exact: bool = Fa
                 general.extend(more)
                 out.extend(more)
         ksteps = tuple(out)
-    for ks in general:  # (the strided kernels' steps; the layout kernels pack their own arguments)
+    for ks in general:  # (every lowered step, from the arguments its kernel receives)
         if ks.kind in ("copy", "fill"):
             _check_lowered(api, ks, write, dst_res, True)
         if ks.kind == "copy":
             _check_lowered(api, ks, read, src_res, False)
+        elif ks.kind in LAYOUT_KINDS:
+            _check_layout(api, ks, read, write)
     return _assemble(api, steps, ksteps, read, write, nbytes, defined_only, exact, warnings, effects, dst_res,
                      small, marks, src_res)
 
